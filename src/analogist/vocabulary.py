@@ -1,0 +1,202 @@
+"""Vocabularies: the declared predicates a description may use.
+
+A :class:`Vocabulary` is one declared, versioned set of predicates (functors). Each
+:class:`Predicate` is a ``relation``, ``function``, ``attribute`` or ``logical`` connective, with an
+arity, and flags for n-ary (the last argument may repeat), commutative (arguments may be permuted)
+and symmetric (a binary relation whose two arguments may be swapped). Predicates carry a one-line
+definition and synonyms; a predicate that entered without a definition is *proposed*.
+
+The classic SME ``.vcb`` files load into exactly this form (see :mod:`analogist.sme.formats`).
+The reference's ``taxonomy`` predicate type is kept as its own kind and is matched like a relation.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Iterator
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from analogist.errors import VocabularyError
+
+
+class PredicateKind(str, Enum):
+    RELATION = "relation"
+    FUNCTION = "function"
+    ATTRIBUTE = "attribute"
+    LOGICAL = "logical"
+    TAXONOMY = "taxonomy"
+
+
+class ProposedTermWarning(UserWarning):
+    """A relation not in the vocabulary was accepted as a proposed term."""
+
+
+class Predicate(BaseModel):
+    """One declared functor."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str = Field(min_length=1, max_length=200)
+    kind: PredicateKind
+    arity: int = Field(ge=0, le=64)
+    arg_names: tuple[str, ...] = ()
+    n_ary: bool = False
+    commutative: bool = False
+    symmetric: bool = False
+    ubiquitous: bool = False
+    expression_type: str | None = None
+    definition: str = ""
+    synonyms: tuple[str, ...] = ()
+    status: str = Field(default="declared", pattern="^(declared|proposed)$")
+
+    @field_validator("name")
+    @classmethod
+    def _name_ok(cls, v: str) -> str:
+        if any(c.isspace() or c in "()\"';" for c in v):
+            raise ValueError(f"predicate name {v!r} may not contain spaces, parentheses or quotes")
+        return v
+
+    def accepts_arity(self, n: int) -> bool:
+        """True when an expression with ``n`` arguments is well-formed for this predicate."""
+        if self.n_ary:
+            return n >= max(self.arity - 1, 1) if self.arity else True
+        return n == self.arity
+
+
+class Vocabulary(BaseModel):
+    """A named, versioned set of predicates and declared entity types."""
+
+    name: str = "vocabulary"
+    version: str = "1"
+    predicates: dict[str, Predicate] = Field(default_factory=dict)
+    entities: dict[str, str | None] = Field(
+        default_factory=dict, description="declared entity constants and their types"
+    )
+    source: str | None = None
+
+    # -- lookup ---------------------------------------------------------------------------
+    def __contains__(self, name: object) -> bool:
+        return name in self.predicates or self._synonym(name) is not None
+
+    def __iter__(self) -> Iterator[Predicate]:  # type: ignore[override]
+        return iter(self.predicates.values())
+
+    def __len__(self) -> int:
+        return len(self.predicates)
+
+    def _synonym(self, name: object) -> Predicate | None:
+        for p in self.predicates.values():
+            if name in p.synonyms:
+                return p
+        return None
+
+    def get(self, name: str) -> Predicate | None:
+        """The predicate called ``name`` (or having it as a synonym), or None."""
+        p = self.predicates.get(name)
+        return p if p is not None else self._synonym(name)
+
+    def require(self, name: str, *, source: str | None = None, line: int | None = None,
+                field: str | None = None) -> Predicate:
+        p = self.get(name)
+        if p is None:
+            raise VocabularyError(
+                f"undeclared functor {name!r} (not in vocabulary {self.name!r})",
+                source=source, line=line, field=field,
+            )
+        return p
+
+    def canonical(self, name: str) -> str:
+        """The declared name for ``name`` (resolving synonyms); ``name`` itself if unknown."""
+        p = self.get(name)
+        return p.name if p is not None else name
+
+    # -- building ---------------------------------------------------------------------------
+    def declare(self, predicate: Predicate, *, source: str | None = None,
+                line: int | None = None) -> Predicate:
+        if predicate.name in self.predicates:
+            raise VocabularyError(
+                f"predicate {predicate.name!r} declared twice", source=source, line=line
+            )
+        self.predicates[predicate.name] = predicate
+        return predicate
+
+    def propose(self, name: str, arity: int, *, kind: PredicateKind = PredicateKind.RELATION,
+                definition: str = "", warn: bool = True) -> Predicate:
+        """Accept ``name`` as a *proposed* term (recorded, warned about, no definition needed)."""
+        existing = self.get(name)
+        if existing is not None:
+            return existing
+        p = Predicate(name=name, kind=kind, arity=arity, definition=definition,
+                      status="proposed")
+        self.predicates[name] = p
+        if warn:
+            warnings.warn(
+                f"relation {name!r} is not in vocabulary {self.name!r}; accepted as a proposed term",
+                ProposedTermWarning,
+                stacklevel=3,
+            )
+        return p
+
+    def proposed(self) -> list[Predicate]:
+        return [p for p in self.predicates.values() if p.status == "proposed"]
+
+    def merged(self, other: Vocabulary) -> Vocabulary:
+        """A new vocabulary with ``other``'s predicates added (``other`` wins on no conflict)."""
+        out = self.model_copy(deep=True)
+        for p in other.predicates.values():
+            if p.name not in out.predicates:
+                out.predicates[p.name] = p
+        for e, t in other.entities.items():
+            out.entities.setdefault(e, t)
+        return out
+
+    # -- I/O --------------------------------------------------------------------------------
+    @classmethod
+    def from_predicates(cls, predicates: Iterable[Predicate], **kw: Any) -> Vocabulary:
+        v = cls(**kw)
+        for p in predicates:
+            v.declare(p)
+        return v
+
+    @classmethod
+    def load(cls, path: str | Path) -> Vocabulary:
+        """Load a ``.vcb`` (reference SME format), ``.json`` or ``.yaml`` vocabulary."""
+        from analogist.io import load_structured
+
+        path = Path(path)
+        if path.suffix.lower() == ".vcb":
+            from analogist.sme.formats import read_vcb
+
+            return read_vcb(path)
+        data = load_structured(path)
+        return cls.from_data(data, source=str(path))
+
+    @classmethod
+    def from_data(cls, data: Any, *, source: str | None = None) -> Vocabulary:
+        """Build from a mapping ``{name, version, predicates: [..] | {name: {..}}}``."""
+        from pydantic import ValidationError
+
+        from analogist.io import validation_error
+
+        if not isinstance(data, dict):
+            raise VocabularyError("expected a mapping at the top level", source=source)
+        preds = data.get("predicates", [])
+        if isinstance(preds, dict):
+            preds = [{"name": k, **(v or {})} for k, v in preds.items()]
+        if not isinstance(preds, list):
+            raise VocabularyError("expected a list of predicates", source=source,
+                                  field="predicates")
+        v = cls(name=str(data.get("name", "vocabulary")), version=str(data.get("version", "1")),
+                source=source)
+        for i, p in enumerate(preds):
+            try:
+                pred = Predicate.model_validate(p)
+            except ValidationError as e:
+                raise validation_error(e, source=source, prefix=f"predicates[{i}]",
+                                       cls=VocabularyError) from None
+            v.declare(pred, source=source)
+        return v
