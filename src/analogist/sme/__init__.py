@@ -1,0 +1,14 @@
+"""The structure-mapping engine (SME): match hypotheses, kernels, trickle-down evaluation, greedy
+merge, candidate inferences and alignable differences. See :mod:`analogist.sme.engine`."""
+
+from analogist.sme.engine import (
+    CandidateInference,
+    GlobalMapping,
+    MatchResult,
+    match,
+)
+from analogist.sme.params import SMEParams
+
+Mapping = GlobalMapping
+
+__all__ = ["CandidateInference", "GlobalMapping", "Mapping", "MatchResult", "SMEParams", "match"]

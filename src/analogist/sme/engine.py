@@ -1,0 +1,971 @@
+"""The Structure-Mapping Engine, as a pipeline of pure functions.
+
+Reference: Falkenhainer, Forbus & Gentner (1989), "The Structure-Mapping Engine: Algorithm and
+Examples", Artificial Intelligence 41; Forbus, Ferguson, Lovett & Gentner (2017), "Extending SME to
+Handle Large-Scale Cognitive Modeling", Cognitive Science 41. The behaviour follows the published
+SME v4 (Northwestern QRG) closely enough to reproduce its regression results; every departure is
+listed under *Departures* below.
+
+Pipeline (each step a function over plain data, called in order by :func:`match`):
+
+1. :func:`build_match_hypotheses` — local matches between expressions with identical functors
+   (relations, attributes, functions, logical connectives; never ubiquitous predicates), expanded
+   recursively through arguments: entities always align as arguments; expressions align as
+   arguments when their functors are identical or both are functions of equal arity (so functions
+   may correspond non-identically). Every expression match gets a *functor* match hypothesis
+   between its two functors; symmetric predicates get a second, argument-swapped hypothesis;
+   commutative (and n-ary) predicates get a commutative hypothesis whose possible children are all
+   alignable argument pairs. A hypothesis with an unalignable argument is *incomplete*.
+2. :func:`propagate_consistency` — incompleteness flows to parents; each hypothesis collects its
+   descendants and its *nogoods* (hypotheses sharing its base or target item) bottom-up; it is
+   *inconsistent* when the two sets meet (the one-to-one constraint and parallel connectivity).
+   Commutative hypotheses keep only the constraints common to every choice for an argument, and
+   are resolved when each argument has one consistent choice left.
+3. :func:`find_kernels` — each complete, consistent hypothesis without a complete, consistent
+   parent (functor hypotheses excepted) roots a kernel mapping: itself and all its descendants.
+4. :func:`evaluate` — trickle-down structural evaluation: identical functors score
+   ``same_functor`` locally, non-identical functions ``same_function``; each hypothesis then takes
+   ``trickle_down`` times the score of each parent, choosing parents greedily by score so that the
+   parents it counts are themselves one-to-one (``block_most_out_of_mapping_contributions``).
+5. :func:`greedy_merge` — kernels are partitioned by the base root expression they belong to
+   (attribute kernels are folded into the relational kernels that map the same entity pair), each
+   partition is merged greedily, and the partition results are merged greedily again into at most
+   ``greedy_max_mappings`` global mappings scoring at least ``greedy_cutoff`` of the best; each
+   later mapping also takes the consistent kernels of earlier ones (the "less greedy" merge).
+6. :func:`rescore_mapping` — a global mapping's final score is recomputed from its own
+   hypotheses only (local scores plus trickle-down inside the mapping).
+7. :func:`candidate_inferences` — every base root expression that is not mapped but contains a
+   mapped item (an expression, or an entity when ``allow_entity_supported_inferences``) is carried
+   over: mapped parts are replaced by their target correspondents, unmapped functors keep their
+   names, unmapped entities become skolems ``(:skolem e)``.
+8. :func:`alignable_differences` — matched expression pairs whose functors differ (e.g.
+   ``(pressure beaker)`` ↔ ``(temperature coffee)``): differences that sit on common structure
+   (Markman & Gentner 1993). Not part of the reference's output; ours.
+
+Departures from the reference SME v4:
+
+* Minimal ascension, role relations, probabilistic expressions, match filters (required or
+  excluded correspondences) and incremental matching are not implemented; the regression
+  parameters do not use them (``minimal_ascension_multiplier`` is accepted and unused).
+* Order of creation: the reference creates hypotheses bin by bin in hash order of predicates; we
+  create them in the description's expression order. Scores and mapping contents are unaffected;
+  the order of tied kernels and of tied mappings may differ.
+* Commutative hypotheses: the reference keeps a "commutatives table" of choice sets per mapping;
+  we keep, per mapping, the undecided commutative hypotheses and prune their choice sets with the
+  mapping's nogoods, integrating a choice when exactly one remains per argument and declaring the
+  mapping inconsistent when an argument has none. Consistency between mappings checks those
+  choice sets against the other mapping's nogoods, as the reference does.
+* ``unique_attribute_values`` is always on: every entity is distinct.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import product
+from typing import Any
+
+from analogist.description import Description, Expr, to_sexpr
+from analogist.sme.params import SMEParams
+from analogist.vocabulary import PredicateKind
+
+Item = Any  # Expr | str (entity) | _Functor
+
+ENTITY = 0
+EXPRESSION = 1
+FUNCTOR = 2
+
+
+class _Functor:
+    """A functor as an item of a match hypothesis (kept apart from an entity of the same name)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class MatchHypothesis:
+    """A proposed correspondence between a base item and a target item."""
+
+    __slots__ = ("id", "bit", "base", "target", "kind", "order", "args", "parents", "functor_mh",
+                 "incomplete", "inconsistent", "desc", "nogood", "score", "commutative",
+                 "possible_children", "function_match", "identical")
+
+    def __init__(self, base: Item, target: Item, kind: int, order: int) -> None:
+        self.id = -1
+        self.bit = 0
+        self.base = base
+        self.target = target
+        self.kind = kind
+        self.order = order
+        self.args: list[MatchHypothesis] = []
+        self.parents: list[MatchHypothesis] = []
+        self.functor_mh: MatchHypothesis | None = None
+        self.incomplete = False
+        self.inconsistent = False
+        self.desc = 0
+        self.nogood = 0
+        self.score = 0.0
+        self.commutative = False
+        self.possible_children: list[MatchHypothesis] = []
+        self.function_match = False
+        self.identical = True
+
+    @property
+    def okay(self) -> bool:
+        return not (self.incomplete or self.inconsistent)
+
+    def __repr__(self) -> str:
+        return f"<MH {self.id} {_item_str(self.base)} {_item_str(self.target)}>"
+
+
+def _item_str(item: Item) -> str:
+    if isinstance(item, _Functor):
+        return item.name
+    return to_sexpr(item)
+
+
+# ------------------------------------------------------------------------------------------
+# 1. match hypotheses
+
+
+@dataclass(slots=True)
+class MHSet:
+    """All match hypotheses of one comparison, with their indexes."""
+
+    mhs: list[MatchHypothesis] = field(default_factory=list)
+    by_pair: dict[tuple[Item, Item], list[MatchHypothesis]] = field(default_factory=dict)
+    by_base: dict[Item, list[MatchHypothesis]] = field(default_factory=dict)
+    by_target: dict[Item, list[MatchHypothesis]] = field(default_factory=dict)
+
+
+class _Builder:
+    __slots__ = ("base", "target", "out", "bfun", "tfun", "bvocab", "tvocab", "functors_b",
+                 "functors_t")
+
+    def __init__(self, base: Description, target: Description) -> None:
+        self.base = base
+        self.target = target
+        self.out = MHSet()
+        self.bvocab = base.vocabulary
+        self.tvocab = target.vocabulary
+        self.functors_b: dict[str, _Functor] = {}
+        self.functors_t: dict[str, _Functor] = {}
+
+    def functor_tok(self, name: str, side: int) -> _Functor:
+        table = self.functors_b if side == 0 else self.functors_t
+        tok = table.get(name)
+        if tok is None:
+            tok = table[name] = _Functor(name)
+        return tok
+
+    def index(self, mh: MatchHypothesis) -> None:
+        out = self.out
+        mh.id = len(out.mhs)
+        mh.bit = 1 << mh.id
+        out.mhs.append(mh)
+        kb, kt = mh.base, mh.target
+        out.by_pair.setdefault((kb, kt), []).append(mh)
+        out.by_base.setdefault(kb, []).append(mh)
+        out.by_target.setdefault(kt, []).append(mh)
+
+    def existing(self, b: Item, t: Item) -> list[MatchHypothesis] | None:
+        return self.out.by_pair.get((b, t))
+
+    def functor_alignment(self, mh: MatchHypothesis) -> None:
+        bf = self.functor_tok(mh.base.functor, 0)
+        tf = self.functor_tok(mh.target.functor, 1)
+        got = self.existing(bf, tf)
+        if got:
+            fmh = got[0]
+        else:
+            fmh = MatchHypothesis(bf, tf, FUNCTOR, 0)
+            self.index(fmh)
+        fmh.parents.append(mh)
+        mh.functor_mh = fmh
+
+    def kind(self, functor: str, side: int) -> PredicateKind:
+        p = (self.bvocab if side == 0 else self.tvocab).get(functor)
+        return p.kind if p is not None else PredicateKind.RELATION
+
+    def pred(self, functor: str, side: int) -> Any:
+        return (self.bvocab if side == 0 else self.tvocab).get(functor)
+
+    def alignable(self, b: Item, t: Item) -> bool:
+        """The reference's ``arguments-alignable?`` (without minimal ascension)."""
+        b_ent = not isinstance(b, Expr)
+        t_ent = not isinstance(t, Expr)
+        if b_ent or t_ent:
+            return b_ent and t_ent
+        if b.functor == t.functor and len(b.args) == len(t.args):
+            return True
+        return (len(b.args) == len(t.args) and self.kind(b.functor, 0) is PredicateKind.FUNCTION
+                and self.kind(t.functor, 1) is PredicateKind.FUNCTION)
+
+    def local_match(self, b: Item, t: Item) -> list[MatchHypothesis]:
+        got = self.existing(b, t)
+        if got:
+            return got
+        if not isinstance(b, Expr):
+            mh = MatchHypothesis(b, t, ENTITY, 0)
+            self.index(mh)
+            return [mh]
+        p = self.pred(b.functor, 0)
+        if p is not None and p.symmetric and len(b.args) == 2:
+            return self.expression_mh(b, t, False) + self.expression_mh(b, t, True)
+        if p is not None and p.commutative:
+            return [self.commutative_mh(b, t, p.n_ary)]
+        return self.expression_mh(b, t, False)
+
+    def _new_expr_mh(self, b: Expr, t: Expr) -> MatchHypothesis:
+        mh = MatchHypothesis(b, t, EXPRESSION, max(b.order, t.order))
+        fun = self.kind(b.functor, 0) is PredicateKind.FUNCTION
+        mh.function_match = fun
+        mh.identical = b.functor == t.functor
+        return mh
+
+    def expression_mh(self, b: Expr, t: Expr, reverse: bool) -> list[MatchHypothesis]:
+        bargs = b.args
+        targs = t.args[::-1] if reverse else t.args
+        if len(bargs) != len(targs):
+            mh = self._new_expr_mh(b, t)
+            mh.incomplete = True
+            self.index(mh)
+            self.functor_alignment(mh)
+            return [mh]
+        arg_lists: list[list[MatchHypothesis]] = []
+        incomplete = False
+        for ba, ta in zip(bargs, targs, strict=True):
+            if self.alignable(ba, ta):
+                arg_lists.append(self.local_match(ba, ta))
+            else:
+                incomplete = True
+        if incomplete or not bargs:
+            mh = self._new_expr_mh(b, t)
+            mh.incomplete = incomplete
+            self.index(mh)
+            self.functor_alignment(mh)
+            return [mh]
+        made: list[MatchHypothesis] = []
+        for combo in product(*arg_lists):
+            mh = self._new_expr_mh(b, t)
+            for a in combo:
+                if a not in mh.args:
+                    mh.args.append(a)
+                    a.parents.append(mh)
+                # an argument that repeats (e.g. (f x x)) is one child, as in the reference
+            made.append(mh)
+        for mh in made:
+            self.index(mh)
+            self.functor_alignment(mh)
+        return made
+
+    def commutative_mh(self, b: Expr, t: Expr, n_ary: bool) -> MatchHypothesis:
+        mh = self._new_expr_mh(b, t)
+        mh.commutative = True
+        self.index(mh)
+        self.functor_alignment(mh)
+        aligned_b: set[int] = set()
+        aligned_t: set[int] = set()
+        for i, ba in enumerate(b.args):
+            for j, ta in enumerate(t.args):
+                if self.alignable(ba, ta):
+                    child = self.local_match(ba, ta)[0]
+                    child.parents.append(mh)
+                    mh.possible_children.append(child)
+                    aligned_b.add(i)
+                    aligned_t.add(j)
+        miss_b = len(aligned_b) < len(b.args)
+        miss_t = len(aligned_t) < len(t.args)
+        tn = self.pred(t.functor, 1)
+        t_nary = bool(tn is not None and tn.n_ary)
+        if n_ary:
+            if (t_nary and (miss_b or miss_t)) or (not t_nary and miss_t):
+                mh.incomplete = True
+        elif t_nary:
+            if miss_b:
+                mh.incomplete = True
+        elif miss_b and miss_t:
+            mh.incomplete = True
+        return mh
+
+
+def build_match_hypotheses(base: Description, target: Description) -> MHSet:
+    """Step 1: local matches and their argument expansions (see module docstring)."""
+    bld = _Builder(base, target)
+    by_functor: dict[str, list[Expr]] = {}
+    for t in target.expressions:
+        by_functor.setdefault(t.functor, []).append(t)
+    for b in base.expressions:
+        p = bld.pred(b.functor, 0)
+        if p is not None and p.ubiquitous:
+            continue
+        for t in by_functor.get(b.functor, ()):
+            if len(t.args) == len(b.args):
+                bld.local_match(b, t)
+    return bld.out
+
+
+# ------------------------------------------------------------------------------------------
+# 2. structural consistency
+
+
+def _choice_table(mh: MatchHypothesis, side: int,
+                  children: Sequence[MatchHypothesis]) -> list[list[MatchHypothesis]]:
+    items = (mh.base if side == 0 else mh.target).args
+    table: list[list[MatchHypothesis]] = [[] for _ in items]
+    pos: dict[int, int] = {}
+    for i, it in enumerate(items):
+        pos.setdefault(it, i)
+    for c in children:
+        i = pos.get(c.base if side == 0 else c.target)
+        if i is not None:
+            table[i].append(c)
+    return table
+
+
+def _common(table: list[list[MatchHypothesis]], attr: str) -> int:
+    out = 0
+    for choices in table:
+        if not choices:
+            continue
+        acc = getattr(choices[0], attr)
+        for c in choices[1:]:
+            acc &= getattr(c, attr)
+        out |= acc
+    return out
+
+
+def propagate_consistency(mhset: MHSet) -> None:
+    """Step 2: incompleteness, descendants, nogoods and inconsistency (in place)."""
+    mhs = mhset.mhs
+    # incompleteness flows upward, except into commutative parents
+    stack = [m for m in mhs if m.incomplete]
+    while stack:
+        m = stack.pop()
+        for p in m.parents:
+            if not p.incomplete and not p.commutative:
+                p.incomplete = True
+                stack.append(p)
+    by_base, by_target = mhset.by_base, mhset.by_target
+    for m in mhs:
+        ng = 0
+        for o in by_base[m.base]:
+            ng |= o.bit
+        for o in by_target[m.target]:
+            ng |= o.bit
+        m.nogood = ng & ~m.bit
+        m.desc = m.bit
+    for m in sorted(mhs, key=_order_key):
+        d, n = m.desc, m.nogood
+        f = m.functor_mh
+        if f is not None:
+            d |= f.desc
+            n |= f.nogood
+        if m.commutative:
+            bt = _choice_table(m, 0, m.possible_children)
+            tt = _choice_table(m, 1, m.possible_children)
+            d |= _common(bt, "desc") | _common(tt, "desc")
+            n |= _common(bt, "nogood") | _common(tt, "nogood")
+        else:
+            for a in m.args:
+                d |= a.desc
+                n |= a.nogood
+        m.desc, m.nogood = d, n
+        if d & n:
+            m.inconsistent = True
+    for m in mhs:
+        if m.commutative:
+            _filter_commutative_children(m)
+
+
+def _order_key(m: MatchHypothesis) -> tuple[int, int]:
+    return (m.order, m.id)
+
+
+def _filter_commutative_children(m: MatchHypothesis) -> None:
+    m.possible_children = [c for c in m.possible_children if c.okay]
+    bt = _choice_table(m, 0, m.possible_children)
+    tt = _choice_table(m, 1, m.possible_children)
+    if any(not c for c in bt) or any(not c for c in tt):
+        m.incomplete = True
+        return
+    if all(len(c) == 1 for c in bt) and all(len(c) == 1 for c in tt):
+        m.args = [c[0] for c in bt]
+        for a in m.args:
+            m.desc |= a.desc
+            m.nogood |= a.nogood
+        queue = list(m.parents)
+        while queue:
+            p = queue.pop(0)
+            queue.extend(p.parents)
+            p.desc |= m.desc
+            p.nogood |= m.nogood
+            if p.desc & p.nogood:
+                p.inconsistent = True
+
+
+# ------------------------------------------------------------------------------------------
+# 3. kernels and mappings
+
+
+class Mapping:
+    """A set of consistent match hypotheses (a kernel, or a merge of kernels)."""
+
+    __slots__ = ("id", "mhs", "nogood", "roots", "submappings", "score", "inconsistent",
+                 "pending", "_cache")
+
+    def __init__(self, mid: int, mhs: int, nogood: int, roots: list[MatchHypothesis],
+                 submappings: frozenset[int]) -> None:
+        self.id = mid
+        self.mhs = mhs
+        self.nogood = nogood
+        self.roots = roots
+        self.submappings = submappings
+        self.score = 0.0
+        self.inconsistent = False
+        self.pending: list[MatchHypothesis] = []  # undecided commutative MHs
+        self._cache: list[MatchHypothesis] | None = None
+
+    def __repr__(self) -> str:
+        return f"<Mapping {self.id} score={self.score:.4f}>"
+
+
+@dataclass(slots=True)
+class _MergeState:
+    mhs: list[MatchHypothesis]
+    kernels: list[Mapping]
+    cache: dict[frozenset[int], Mapping]
+    counter: int
+
+
+def _bits(x: int) -> Iterable[int]:
+    while x:
+        low = x & -x
+        yield low.bit_length() - 1
+        x ^= low
+
+
+def find_kernels(mhset: MHSet) -> list[Mapping]:
+    """Step 3: the kernel mappings, in the reference's discovery order."""
+    roots: list[MatchHypothesis] = []
+    seen: set[int] = set()
+
+    def visit(m: MatchHypothesis) -> None:
+        if m.okay:
+            if m.kind == FUNCTOR or any(p.okay for p in m.parents):
+                return
+            if m.id not in seen:
+                seen.add(m.id)
+                roots.append(m)
+        else:
+            for a in m.args:
+                visit(a)
+
+    for m in reversed(mhset.mhs):
+        visit(m)
+    kernels = []
+    for i, r in enumerate(roots):
+        k = Mapping(i, r.desc, r.nogood, [r], frozenset((i,)))
+        kernels.append(k)
+    return kernels
+
+
+# ------------------------------------------------------------------------------------------
+# 4. structural evaluation
+
+
+def evaluate(mhset: MHSet, params: SMEParams) -> None:
+    """Step 4: trickle-down scores on every complete, consistent hypothesis (in place)."""
+    queue = [m for m in reversed(mhset.mhs) if m.okay]
+    queue.sort(key=lambda m: -m.order)
+    for m in mhset.mhs:
+        m.score = 0.0
+    for m in queue:
+        m.score = _local_score(m, params)
+    td = params.trickle_down
+    cap = params.max_local_score
+    one_to_one = params.block_most_out_of_mapping_contributions
+    in_queue = {m.id for m in queue}
+    for m in queue:
+        if one_to_one:
+            if m.kind == FUNCTOR and not params.functor_trickle_down:
+                continue
+            if len(m.parents) == 1:
+                ordered = m.parents
+            else:
+                ordered = sorted(reversed(m.parents), key=lambda p: -p.score)
+            used_b: set[int] = set()
+            used_t: set[int] = set()
+            s = m.score
+            for p in ordered:
+                kb, kt = p.base, p.target
+                if kb in used_b or kt in used_t:
+                    continue
+                used_b.add(kb)
+                used_t.add(kt)
+                s += td * p.score
+                if cap is not None and s > cap:
+                    s = cap
+            m.score = s
+        else:
+            _push_down(m, params, in_queue)
+
+
+def _local_score(m: MatchHypothesis, params: SMEParams) -> float:
+    if m.kind != EXPRESSION:
+        return 0.0
+    if m.function_match and not m.identical:
+        return params.same_function
+    return params.same_functor
+
+
+def _push_down(m: MatchHypothesis, params: SMEParams, members: set[int]) -> None:
+    if m.kind != EXPRESSION:
+        return
+    amount = params.trickle_down * m.score
+    cap = params.max_local_score
+    targets: list[MatchHypothesis] = []
+    if params.functor_trickle_down and m.functor_mh is not None:
+        targets.append(m.functor_mh)
+    targets.extend(a for a in m.args if a.id in members)
+    if m.commutative and not m.args:
+        targets.extend(c for c in m.possible_children if c.id in members)
+    for a in targets:
+        a.score += amount
+        if cap is not None and a.score > cap:
+            a.score = cap
+
+
+def _score_of(state: _MergeState, bits: int) -> float:
+    mhs = state.mhs
+    return sum(mhs[i].score for i in _bits(bits))
+
+
+# ------------------------------------------------------------------------------------------
+# 5. greedy merge
+
+
+def _consistent(m1: Mapping, m2: Mapping) -> bool:
+    if m1.mhs & m2.nogood or m2.mhs & m1.nogood:
+        return False
+    for cm, other in ((m1, m2), (m2, m1)):
+        for c in cm.pending:
+            if _pending_blocked(c, other.nogood):
+                return False
+    return True
+
+
+def _pending_blocked(c: MatchHypothesis, nogood: int) -> bool:
+    """True when some argument of commutative ``c`` has every choice excluded by ``nogood``."""
+    for side in (0, 1):
+        for choices in _choice_table(c, side, c.possible_children):
+            if choices and all(ch.bit & nogood for ch in choices):
+                return True
+    return False
+
+
+def _settle_commutatives(state: _MergeState, mp: Mapping) -> None:
+    """Integrate undecided commutative hypotheses whose choices the mapping now decides."""
+    changed = True
+    while changed:
+        changed = False
+        still: list[MatchHypothesis] = []
+        for c in mp.pending:
+            live = [ch for ch in c.possible_children if not (ch.bit & mp.nogood)]
+            bt = _choice_table(c, 0, live)
+            tt = _choice_table(c, 1, live)
+            if any(not x for x in bt) or any(not x for x in tt):
+                mp.inconsistent = True
+                still.append(c)
+            elif all(len(x) == 1 for x in bt) and all(len(x) == 1 for x in tt):
+                for x in bt:
+                    ch = x[0]
+                    if not ch.desc & ~mp.mhs:
+                        continue
+                    mp.mhs |= ch.desc
+                    for i in _bits(ch.desc):
+                        mp.nogood |= state.mhs[i].nogood
+                changed = True
+            else:
+                still.append(c)
+        mp.pending = still
+
+
+def _init_pending(state: _MergeState, mp: Mapping) -> None:
+    mp.pending = [state.mhs[i] for i in _bits(mp.mhs)
+                  if state.mhs[i].commutative and not state.mhs[i].args]
+    if mp.pending:
+        _settle_commutatives(state, mp)
+
+
+def _merge(state: _MergeState, m1: Mapping, m2: Mapping) -> Mapping:
+    key = m1.submappings | m2.submappings
+    got = state.cache.get(key)
+    if got is not None:
+        return got
+    roots = list(m1.roots)
+    for r in m2.roots:
+        if r not in roots:
+            roots.append(r)
+    mp = Mapping(state.counter, m1.mhs | m2.mhs, m1.nogood | m2.nogood, roots, key)
+    state.counter += 1
+    mp.pending = [c for c in (*m1.pending, *m2.pending)]
+    mp.pending = list(dict.fromkeys(mp.pending))
+    if mp.pending:
+        _settle_commutatives(state, mp)
+    mp.score = _score_of(state, mp.mhs)
+    state.cache[key] = mp
+    return mp
+
+
+def _careful_sort(cands: Sequence[Mapping]) -> list[Mapping]:
+    """Sort by score, best first; ties put later candidates first (the reference's insertion)."""
+    return sorted(reversed(cands), key=lambda m: -m.score)
+
+
+def _insert(lst: list[Mapping], m: Mapping) -> None:
+    i = 0
+    while i < len(lst) and lst[i].score > m.score:
+        i += 1
+    lst.insert(i, m)
+
+
+def _greedy_cream(state: _MergeState, candidates: list[Mapping], cutoff: float,
+                  max_n: int) -> list[Mapping]:
+    if not candidates:
+        return []
+    if len(candidates) == 1:
+        return [candidates[0]]
+    solutions: list[Mapping] = []
+    remaining = _careful_sort(candidates)
+    used: list[int] = []
+    best = -1.0
+    while True:
+        if not remaining:
+            break
+        sol = remaining[0]
+        rest: list[Mapping] = []
+        for c in remaining[1:]:
+            if _consistent(sol, c):
+                sol = _merge(state, sol, c)
+            else:
+                rest.append(c)
+        remaining = rest
+        old_used = list(used)
+        used.extend(sorted(sol.submappings))
+        for kid in old_used:
+            k = state.kernels[kid]
+            if _consistent(k, sol):
+                sol = _merge(state, sol, k)
+        if sol.score >= cutoff * best:
+            best = max(best, sol.score)
+            solutions.append(sol)
+        else:
+            break
+        max_n -= 1
+        if max_n <= 0:
+            break
+    solutions = _careful_sort(solutions)
+    return [s for s in solutions if not s.score < cutoff * best]
+
+
+def _roots_of(desc: Description) -> dict[int, list[Expr]]:
+    """For each base item (by key), the top-level expressions containing it."""
+    out: dict[int, list[Expr]] = {}
+    for top in desc.top_level:
+        stack: list[Item] = [top]
+        seen: set[int] = set()
+        while stack:
+            x = stack.pop()
+            k = x
+            if k in seen:
+                continue
+            seen.add(k)
+            out.setdefault(k, []).append(top)
+            if isinstance(x, Expr):
+                stack.extend(x.args)
+    return out
+
+
+def greedy_merge(state: _MergeState, base: Description, params: SMEParams) -> list[Mapping]:
+    """Step 5: partition kernels by base root, fold in attributes, merge greedily twice."""
+    roots_of = _roots_of(base)
+    table: dict[int, tuple[Expr, list[Mapping]]] = {}
+    table_order: list[int] = []
+    attr_table: dict[int | None, Mapping] = {}
+    attr_order: list[int | None] = []
+    for k in state.kernels:
+        if k.inconsistent:
+            continue
+        for r in k.roots:
+            for root_expr in roots_of.get(r.base, [r.base]):
+                if (isinstance(root_expr, Expr)
+                        and base.kind_of(root_expr.functor) is PredicateKind.ATTRIBUTE):
+                    akey = r.args[0].id if r.args else None
+                    if akey in attr_table:
+                        attr_table[akey] = _merge(state, k, attr_table[akey])
+                    else:
+                        attr_table[akey] = k
+                        attr_order.append(akey)
+                else:
+                    rk = root_expr
+                    entry = table.get(rk)
+                    if entry is None:
+                        table[rk] = (root_expr, [k])
+                        table_order.append(rk)
+                    elif k not in entry[1]:
+                        _insert(entry[1], k)
+    partitions: list[list[Mapping]] = []
+    for rk in reversed(table_order):
+        kernels = table[rk][1]
+        updated = []
+        for k in kernels:
+            nk = k
+            for i in _bits(k.mhs):
+                m = state.mhs[i]
+                if m.kind == ENTITY and m.id in attr_table:
+                    nk = _merge(state, nk, attr_table[m.id])
+            updated.append(nk)
+        partitions.append(_careful_sort(updated))
+    for akey in reversed(attr_order):
+        partitions.append([attr_table[akey]])
+    candidates: list[Mapping] = []
+    for part in partitions:
+        for c in _greedy_cream(state, part, 0.0, len(part)):
+            if c not in candidates:
+                _insert(candidates, c)
+    return _greedy_cream(state, [c for c in candidates if not c.inconsistent],
+                         params.greedy_cutoff, params.greedy_max_mappings)
+
+
+# ------------------------------------------------------------------------------------------
+# 6. global rescoring
+
+
+def rescore_mapping(state: _MergeState, mp: Mapping, params: SMEParams) -> float:
+    """Step 6: score a global mapping from its own hypotheses only (scores are not kept)."""
+    members = [state.mhs[i] for i in _bits(mp.mhs)]
+    extra: list[MatchHypothesis] = []
+    member_bits = mp.mhs
+    for m in members:
+        if m.commutative and not m.args:
+            for c in m.possible_children:
+                for i in _bits(c.desc):
+                    d = state.mhs[i]
+                    if d.bit & member_bits or d in extra:
+                        continue
+                    if d.desc & mp.nogood or d.nogood & mp.mhs:
+                        continue
+                    if any(d.desc & e.nogood or e.desc & d.nogood for e in extra):
+                        continue
+                    extra.append(d)
+    queue = sorted(members + extra, key=lambda m: -m.order)
+    saved = [(m, m.score) for m in queue]
+    ids = {m.id for m in queue}
+    for m in queue:
+        m.score = _local_score(m, params)
+    for m in queue:
+        _push_down(m, params, ids)
+    total = sum(m.score for m in queue)
+    for m, s in saved:
+        m.score = s
+    return total
+
+
+# ------------------------------------------------------------------------------------------
+# 7. candidate inferences and 8. alignable differences
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateInference:
+    """A base expression carried over to the target through a mapping.
+
+    ``form`` is the nested-list form (target entities, ``(":skolem", e)`` for unmapped base
+    entities); ``base`` the base root expression it comes from; ``support`` the S-expressions of
+    the mapped base items it rests on.
+    """
+
+    form: tuple[Any, ...]
+    base: Expr
+    support: tuple[str, ...]
+
+    @property
+    def sexpr(self) -> str:
+        return to_sexpr(self.form)
+
+    @property
+    def skolems(self) -> tuple[str, ...]:
+        out: list[str] = []
+
+        def walk(x: Any) -> None:
+            if isinstance(x, tuple):
+                if len(x) == 2 and x[0] == ":skolem":
+                    out.append(str(x[1]))
+                else:
+                    for y in x:
+                        walk(y)
+
+        walk(self.form)
+        return tuple(out)
+
+
+def candidate_inferences(state: _MergeState, mp: Mapping, base: Description,
+                         params: SMEParams, roots_of: dict[int, list[Expr]]
+                         ) -> list[CandidateInference]:
+    """Step 7: forward candidate inferences of one mapping."""
+    members = [state.mhs[i] for i in _bits(mp.mhs)]
+    mapped: dict[int, Item] = {}
+    fmapped: dict[str, str] = {}
+    for m in members:
+        if m.kind == FUNCTOR:
+            fmapped[m.base.name] = m.target.name
+        else:
+            mapped[m.base] = m.target
+    touched: set[int] = set()
+    for m in members:
+        if m.kind == FUNCTOR:
+            continue
+        if m.kind == ENTITY and not params.allow_entity_supported_inferences:
+            continue
+        for r in roots_of.get(m.base, ()):
+            touched.add(r)
+    out: list[CandidateInference] = []
+    for root in base.top_level:
+        p = base.vocabulary.get(root.functor)
+        if p is not None and p.ubiquitous:
+            continue
+        rk = root
+        if rk in mapped or rk not in touched:
+            continue
+        support: list[str] = []
+
+        def carry(x: Item) -> Any:
+            k = x
+            if k in mapped:
+                support.append(to_sexpr(x))
+                t = mapped[k]
+                return _as_form(t)
+            if not isinstance(x, Expr):
+                return (":skolem", x)
+            return (fmapped.get(x.functor, x.functor), *(carry(a) for a in x.args))
+
+        form = carry(root)
+        out.append(CandidateInference(form, root, tuple(dict.fromkeys(support))))
+    return out
+
+
+def _as_form(x: Item) -> Any:
+    if isinstance(x, Expr):
+        return (x.functor, *(_as_form(a) for a in x.args))
+    return x
+
+
+def alignable_differences(state: _MergeState, mp: Mapping) -> list[tuple[Expr, Expr]]:
+    """Step 8: matched expressions whose functors differ (differences on common structure)."""
+    out = []
+    for i in _bits(mp.mhs):
+        m = state.mhs[i]
+        if m.kind == EXPRESSION and not m.identical:
+            out.append((m.base, m.target))
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# the result and the driver
+
+
+@dataclass(frozen=True, slots=True)
+class GlobalMapping:
+    """One global mapping: correspondences, score, inferences and differences."""
+
+    score: float
+    mh_count: int
+    entity_pairs: tuple[tuple[str, str], ...]
+    expression_pairs: tuple[tuple[Expr, Expr], ...]
+    functor_pairs: tuple[tuple[str, str], ...]
+    root_pairs: tuple[tuple[Expr, Expr], ...]
+    inferences: tuple[CandidateInference, ...]
+    alignable_differences: tuple[tuple[Expr, Expr], ...]
+
+    def correspondence(self) -> dict[str, str]:
+        """Base entity → target entity."""
+        return dict(self.entity_pairs)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "score": self.score,
+            "mh_count": self.mh_count,
+            "entity_mhs": [[b, t] for b, t in self.entity_pairs],
+            "root_mhs": [[b.sexpr(), t.sexpr()] for b, t in self.root_pairs],
+            "cis": [ci.sexpr for ci in self.inferences],
+            "alignable_differences": [[b.sexpr(), t.sexpr()]
+                                      for b, t in self.alignable_differences],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class MatchResult:
+    """What :func:`match` returns."""
+
+    base: Description
+    target: Description
+    params: SMEParams
+    mh_count: int
+    kernel_count: int
+    mappings: tuple[GlobalMapping, ...]
+
+    @property
+    def best(self) -> GlobalMapping | None:
+        return self.mappings[0] if self.mappings else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mh_count": self.mh_count,
+            "kernel_count": self.kernel_count,
+            "mappings": [m.to_json() for m in self.mappings],
+        }
+
+
+def match(base: Description, target: Description, params: SMEParams | None = None
+          ) -> MatchResult:
+    """Map ``base`` onto ``target``; the whole pipeline (steps 1–8)."""
+    params = params or SMEParams()
+    mhset = build_match_hypotheses(base, target)
+    propagate_consistency(mhset)
+    kernels = find_kernels(mhset)
+    evaluate(mhset, params)
+    state = _MergeState(mhset.mhs, kernels, {}, len(kernels))
+    for k in kernels:
+        k.score = _score_of(state, k.mhs)
+        state.cache[k.submappings] = k
+        _init_pending(state, k)
+    chosen = greedy_merge(state, base, params)
+    roots_of = _roots_of(base)
+    finals: list[tuple[float, Mapping]] = []
+    for mp in chosen:
+        s = rescore_mapping(state, mp, params) if params.block_most_out_of_mapping_contributions \
+            else mp.score
+        finals.append((s, mp))
+    finals.sort(key=lambda x: -x[0])
+    out = []
+    for s, mp in finals:
+        members = [state.mhs[i] for i in _bits(mp.mhs)]
+        ents = tuple((m.base, m.target) for m in members if m.kind == ENTITY)
+        exprs = tuple((m.base, m.target) for m in members if m.kind == EXPRESSION)
+        funs = tuple((m.base.name, m.target.name) for m in members if m.kind == FUNCTOR)
+        out.append(GlobalMapping(
+            score=s,
+            mh_count=len(members),
+            entity_pairs=ents,
+            expression_pairs=exprs,
+            functor_pairs=funs,
+            root_pairs=tuple((r.base, r.target) for r in mp.roots),
+            inferences=tuple(candidate_inferences(state, mp, base, params, roots_of)),
+            alignable_differences=tuple(alignable_differences(state, mp)),
+        ))
+    return MatchResult(base, target, params, len(mhset.mhs), len(kernels), tuple(out))

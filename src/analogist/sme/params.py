@@ -1,0 +1,86 @@
+"""Parameters of the structure-mapping engine.
+
+Names follow the reference implementation (SME v4, Forbus, Ferguson, Lovett & Gentner 2017;
+Falkenhainer, Forbus & Gentner 1989) and the regression tests' parameter set; the defaults are the
+values of those regression tests (``data/sme4/expected.json`` in the shared data).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from analogist.errors import AnalogistError
+
+
+@dataclass(frozen=True, slots=True)
+class SMEParams:
+    """SME parameters (reference names, reference regression-test values).
+
+    Attributes:
+        greedy_cutoff: a global mapping must score at least this fraction of the best one.
+        greedy_max_mappings: at most this many global mappings (the reference's ``greedy-max-#``).
+        same_function: local score of a match between non-identical functions.
+        same_functor: local score of a match between identical functors.
+        trickle_down: multiplier passing a match hypothesis's score to its arguments.
+        max_local_score: cap on any one match hypothesis's score (None: no cap).
+        functor_trickle_down: also pass score down to functor match hypotheses.
+        enforce_1to1_minimal_ascension: functor correspondences for minimally ascended matches.
+        minimal_ascension_multiplier: attenuation per level of minimal ascension.
+        allow_out_of_mapping_score_contributions: a kernel's score may include trickle-down from
+            match hypotheses outside it.
+        block_most_out_of_mapping_contributions: evaluate with the one-to-one constrained
+            trickle-down, and rescore global mappings from their own match hypotheses only.
+        allow_entity_supported_inferences: candidate inferences may be supported by entity
+            correspondences alone.
+        use_less_greedy_greedy_merge: add consistent kernels of earlier mappings to later ones.
+        greedy_merge_overlap_only: only merge kernels sharing a non-functor match hypothesis.
+        unique_attribute_values: attribute values are distinct per description (reference flag;
+            this engine always treats every entity as distinct).
+        compute_reverse_inferences: also compute target → base inferences.
+        probability_as_utility, allow_probability, ci_support_scores_global: reference flags for
+            probabilistic expressions; accepted for compatibility, must be False here.
+    """
+
+    greedy_cutoff: float = 0.8
+    greedy_max_mappings: int = 3
+    same_function: float = 0.002
+    same_functor: float = 0.005
+    trickle_down: float = 16.0
+    max_local_score: float | None = None
+    functor_trickle_down: bool = False
+    enforce_1to1_minimal_ascension: bool = True
+    minimal_ascension_multiplier: float = 0.8
+    allow_out_of_mapping_score_contributions: bool = True
+    block_most_out_of_mapping_contributions: bool = True
+    allow_entity_supported_inferences: bool = True
+    use_less_greedy_greedy_merge: bool = True
+    greedy_merge_overlap_only: bool = False
+    unique_attribute_values: bool = True
+    compute_reverse_inferences: bool = False
+    probability_as_utility: bool = False
+    allow_probability: bool = False
+    ci_support_scores_global: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.greedy_cutoff <= 1.0:
+            raise AnalogistError("greedy_cutoff must be in [0, 1]", field="greedy_cutoff")
+        if self.greedy_max_mappings < 1:
+            raise AnalogistError("greedy_max_mappings must be at least 1",
+                                 field="greedy_max_mappings")
+        if self.trickle_down < 0 or self.same_functor < 0 or self.same_function < 0:
+            raise AnalogistError("scores and trickle_down must be non-negative")
+        if self.allow_probability or self.probability_as_utility:
+            raise AnalogistError("probabilistic expressions are not supported",
+                                 field="allow_probability")
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SMEParams:
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise AnalogistError(f"unknown SME parameter(s): {sorted(unknown)}")
+        return cls(**data)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
