@@ -27,9 +27,8 @@ Pipeline (each step a function over plain data, called in order by :func:`match`
    ``same_functor`` locally, non-identical functions ``same_function``; each hypothesis then takes
    ``trickle_down`` times the score of each parent, choosing parents greedily by score so that the
    parents it counts are themselves one-to-one (``block_most_out_of_mapping_contributions``).
-5. :func:`greedy_merge` — kernels are partitioned by the base root expression they belong to
-   (attribute kernels are folded into the relational kernels that map the same entity pair), each
-   partition is merged greedily, and the partition results are merged greedily again into at most
+5. :func:`greedy_merge` — kernels are partitioned by the base root expression they belong to,
+   each partition is merged greedily, and the partition results are merged greedily again into at most
    ``greedy_max_mappings`` global mappings scoring at least ``greedy_cutoff`` of the best; each
    later mapping also takes the consistent kernels of earlier ones (the "less greedy" merge).
 6. :func:`rescore_mapping` — a global mapping's final score is recomputed from its own
@@ -693,8 +692,14 @@ def _roots_of(desc: Description) -> dict[int, list[Expr]]:
 
 
 def greedy_merge(state: _MergeState, base: Description, params: SMEParams) -> list[Mapping]:
-    """Step 5: partition kernels by base root, fold in attributes, merge greedily twice."""
+    """Step 5: partition kernels by base root expression, then merge greedily twice.
+
+    The reference can fold attribute kernels into relational ones (``*fold-in-attributes*``), but
+    with its default ``*minimal-ascend-attributes*`` it does not; neither do we. The folding code
+    is kept behind ``fold_attributes`` so the two stay comparable.
+    """
     roots_of = _roots_of(base)
+    fold_attributes = False  # the reference's *minimal-ascend-attributes* is on: no folding
     table: dict[int, tuple[Expr, list[Mapping]]] = {}
     table_order: list[int] = []
     attr_table: dict[int | None, Mapping] = {}
@@ -704,8 +709,8 @@ def greedy_merge(state: _MergeState, base: Description, params: SMEParams) -> li
             continue
         for r in k.roots:
             for root_expr in roots_of.get(r.base, [r.base]):
-                if (isinstance(root_expr, Expr)
-                        and base.kind_of(root_expr.functor) is PredicateKind.ATTRIBUTE):
+                if fold_attributes and (isinstance(root_expr, Expr) and base.kind_of(
+                        root_expr.functor) is PredicateKind.ATTRIBUTE):
                     akey = r.args[0].id if r.args else None
                     if akey in attr_table:
                         attr_table[akey] = _merge(state, k, attr_table[akey])
@@ -888,7 +893,7 @@ class GlobalMapping:
     entity_pairs: tuple[tuple[str, str], ...]
     expression_pairs: tuple[tuple[Expr, Expr], ...]
     functor_pairs: tuple[tuple[str, str], ...]
-    root_pairs: tuple[tuple[Expr, Expr], ...]
+    root_pairs: tuple[tuple[Expr | str, Expr | str], ...]
     inferences: tuple[CandidateInference, ...]
     alignable_differences: tuple[tuple[Expr, Expr], ...]
 
@@ -901,7 +906,7 @@ class GlobalMapping:
             "score": self.score,
             "mh_count": self.mh_count,
             "entity_mhs": [[b, t] for b, t in self.entity_pairs],
-            "root_mhs": [[b.sexpr(), t.sexpr()] for b, t in self.root_pairs],
+            "root_mhs": [[to_sexpr(b), to_sexpr(t)] for b, t in self.root_pairs],
             "cis": [ci.sexpr for ci in self.inferences],
             "alignable_differences": [[b.sexpr(), t.sexpr()]
                                       for b, t in self.alignable_differences],
