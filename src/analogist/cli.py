@@ -75,7 +75,12 @@ def load_description(path: Path, vocabulary: Vocabulary | None) -> Description:
         except ImportError:
             raise AnalogistError("reading Signature files needs analogist.signature, which "
                                  "this installation does not have", source=str(path)) from None
-        return compile_signature(load_signature(path))
+        try:
+            return compile_signature(load_signature(path), vocabulary)
+        except AnalogistError as e:
+            if e.source is None:
+                e.source = str(path)
+            raise
     raise AnalogistError(
         f"unknown file type {suffix or '(none)'!r}; expected a .dgr description or a Signature "
         f"(.json, .yaml, .yml)", source=str(path))
@@ -151,8 +156,9 @@ def map_command(
     base: Path | None = typer.Argument(None, help="Base description: .dgr, or a Signature "
                                                   ".json/.yaml/.yml file."),
     target: Path | None = typer.Argument(None, help="Target description (same formats)."),
-    vocab: Path | None = typer.Option(None, "--vocab", help="Vocabulary (.vcb/.json/.yaml) for "
-                                      ".dgr files; default: the bundled sys2lang.vcb."),
+    vocab: Path | None = typer.Option(None, "--vocab", help="Vocabulary (.vcb/.json/.yaml); default: "
+                                      "the bundled sys2lang.vcb for .dgr files and the bundled "
+                                      "signature vocabulary for Signature files."),
     example: str | None = typer.Option(None, "--example",
                                        help="Map a bundled example instead of files."),
     list_examples: bool = typer.Option(False, "--list-examples",
