@@ -296,16 +296,27 @@ class _Builder:
 def build_match_hypotheses(base: Description, target: Description) -> MHSet:
     """Step 1: local matches and their argument expansions (see module docstring)."""
     bld = _Builder(base, target)
-    by_functor: dict[str, list[Expr]] = {}
+    # The reference bins expressions by predicate and walks the base bins in order of first
+    # appearance, and each bin's items newest first (base and target alike). Following it keeps
+    # the order of creation, and so the order of ties, the same as the reference's.
+    tbins: dict[str, list[Expr]] = {}
     for t in target.expressions:
-        by_functor.setdefault(t.functor, []).append(t)
+        tbins.setdefault(t.functor, []).append(t)
+    bbins: dict[str, list[Expr]] = {}
     for b in base.expressions:
-        p = bld.pred(b.functor, 0)
+        bbins.setdefault(b.functor, []).append(b)
+    for functor in bbins:
+        p = bld.pred(functor, 0)
         if p is not None and p.ubiquitous:
             continue
-        for t in by_functor.get(b.functor, ()):
-            if len(t.args) == len(b.args):
-                bld.local_match(b, t)
+        targets = tbins.get(functor)
+        if not targets:
+            continue
+        for b in reversed(bbins[functor]):
+            n = len(b.args)
+            for t in reversed(targets):
+                if len(t.args) == n:
+                    bld.local_match(b, t)
     return bld.out
 
 
@@ -467,10 +478,11 @@ def find_kernels(mhset: MHSet) -> list[Mapping]:
 
     for m in reversed(mhset.mhs):
         visit(m)
-    kernels = []
-    for i, r in enumerate(roots):
-        k = Mapping(i, r.desc, r.nogood, [r], frozenset((i,)))
-        kernels.append(k)
+    # the reference numbers kernels in the reverse of discovery order and lists them in discovery
+    # order; the numbers decide the order in which earlier kernels are offered to later mappings
+    n = len(roots)
+    kernels = [Mapping(n - 1 - i, r.desc, r.nogood, [r], frozenset((n - 1 - i,)))
+               for i, r in enumerate(roots)]
     return kernels
 
 
@@ -704,7 +716,7 @@ def greedy_merge(state: _MergeState, base: Description, params: SMEParams) -> li
     table_order: list[int] = []
     attr_table: dict[int | None, Mapping] = {}
     attr_order: list[int | None] = []
-    for k in state.kernels:
+    for k in sorted(state.kernels, key=lambda k: -k.id):  # discovery order
         if k.inconsistent:
             continue
         for r in k.roots:
@@ -944,7 +956,7 @@ def match(base: Description, target: Description, params: SMEParams | None = Non
     propagate_consistency(mhset)
     kernels = find_kernels(mhset)
     evaluate(mhset, params)
-    state = _MergeState(mhset.mhs, kernels, {}, len(kernels))
+    state = _MergeState(mhset.mhs, sorted(kernels, key=lambda k: k.id), {}, len(kernels))
     for k in kernels:
         k.score = _score_of(state, k.mhs)
         state.cache[k.submappings] = k
