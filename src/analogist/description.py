@@ -118,7 +118,7 @@ class Description:
     """
 
     __slots__ = ("name", "entities", "expressions", "names", "vocabulary", "source",
-                 "documentation", "metadata", "_top_level", "_index")
+                 "documentation", "metadata", "_top_level", "_index", "_roots")
 
     def __init__(self, name: str, entities: Sequence[str], expressions: Sequence[Expr],
                  names: Mapping[str, Expr], vocabulary: Vocabulary, *, source: str | None = None,
@@ -138,6 +138,7 @@ class Description:
                     children.add(a)
         self._top_level = tuple(e for e in self.expressions if e not in children)
         self._index = {e: i for i, e in enumerate(self.expressions)}
+        self._roots: dict[Item, tuple[Expr, ...]] | None = None
 
     def __repr__(self) -> str:
         return (f"Description({self.name!r}, {len(self.entities)} entities, "
@@ -156,6 +157,25 @@ class Description:
     def top_level(self) -> tuple[Expr, ...]:
         """Expressions that are not an argument of any other expression."""
         return self._top_level
+
+    def roots(self) -> dict[Item, tuple[Expr, ...]]:
+        """For every entity and expression, the top-level expressions that contain it
+        (computed once, then cached: descriptions are immutable)."""
+        if self._roots is None:
+            acc: dict[Item, list[Expr]] = {}
+            for top in self._top_level:
+                seen: set[Item] = set()
+                stack: list[Item] = [top]
+                while stack:
+                    x = stack.pop()
+                    if x in seen:
+                        continue
+                    seen.add(x)
+                    acc.setdefault(x, []).append(top)
+                    if isinstance(x, Expr):
+                        stack.extend(x.args)
+            self._roots = {k: tuple(v) for k, v in acc.items()}
+        return self._roots
 
     def name_of(self, expr: Expr) -> str | None:
         for k, v in self.names.items():

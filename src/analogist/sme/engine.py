@@ -685,24 +685,6 @@ def _greedy_cream(state: _MergeState, candidates: list[Mapping], cutoff: float,
     return [s for s in solutions if not s.score < cutoff * best]
 
 
-def _roots_of(desc: Description) -> dict[int, list[Expr]]:
-    """For each base item (by key), the top-level expressions containing it."""
-    out: dict[int, list[Expr]] = {}
-    for top in desc.top_level:
-        stack: list[Item] = [top]
-        seen: set[int] = set()
-        while stack:
-            x = stack.pop()
-            k = x
-            if k in seen:
-                continue
-            seen.add(k)
-            out.setdefault(k, []).append(top)
-            if isinstance(x, Expr):
-                stack.extend(x.args)
-    return out
-
-
 def greedy_merge(state: _MergeState, base: Description, params: SMEParams) -> list[Mapping]:
     """Step 5: partition kernels by base root expression, then merge greedily twice.
 
@@ -710,7 +692,7 @@ def greedy_merge(state: _MergeState, base: Description, params: SMEParams) -> li
     with its default ``*minimal-ascend-attributes*`` it does not; neither do we. The folding code
     is kept behind ``fold_attributes`` so the two stay comparable.
     """
-    roots_of = _roots_of(base)
+    roots_of = base.roots()
     fold_attributes = False  # the reference's *minimal-ascend-attributes* is on: no folding
     table: dict[int, tuple[Expr, list[Mapping]]] = {}
     table_order: list[int] = []
@@ -802,14 +784,14 @@ def rescore_mapping(state: _MergeState, mp: Mapping, params: SMEParams) -> float
 class CandidateInference:
     """A base expression carried over to the target through a mapping.
 
-    ``form`` is the nested-list form (target entities, ``(":skolem", e)`` for unmapped base
-    entities); ``base`` the base root expression it comes from; ``support`` the S-expressions of
-    the mapped base items it rests on.
+    ``form`` is the nested-tuple form (target entities, ``(":skolem", e)`` for unmapped base
+    entities); ``base`` the base root expression it comes from; ``support`` the mapped base items
+    (expressions or entities) it rests on.
     """
 
     form: tuple[Any, ...]
     base: Expr
-    support: tuple[str, ...]
+    support: tuple[Expr | str, ...]
 
     @property
     def sexpr(self) -> str:
@@ -832,9 +814,9 @@ class CandidateInference:
 
 
 def candidate_inferences(state: _MergeState, mp: Mapping, base: Description,
-                         params: SMEParams, roots_of: dict[int, list[Expr]]
-                         ) -> list[CandidateInference]:
+                         params: SMEParams) -> list[CandidateInference]:
     """Step 7: forward candidate inferences of one mapping."""
+    roots_of = base.roots()
     members = [state.mhs[i] for i in _bits(mp.mhs)]
     mapped: dict[int, Item] = {}
     fmapped: dict[str, str] = {}
@@ -843,7 +825,7 @@ def candidate_inferences(state: _MergeState, mp: Mapping, base: Description,
             fmapped[m.base.name] = m.target.name
         else:
             mapped[m.base] = m.target
-    touched: set[int] = set()
+    touched: set[Item] = set()
     for m in members:
         if m.kind == FUNCTOR:
             continue
@@ -852,33 +834,35 @@ def candidate_inferences(state: _MergeState, mp: Mapping, base: Description,
         for r in roots_of.get(m.base, ()):
             touched.add(r)
     out: list[CandidateInference] = []
+    vocab = base.vocabulary
     for root in base.top_level:
-        p = base.vocabulary.get(root.functor)
+        if root in mapped or root not in touched:
+            continue
+        p = vocab.get(root.functor)
         if p is not None and p.ubiquitous:
             continue
-        rk = root
-        if rk in mapped or rk not in touched:
-            continue
-        support: list[str] = []
+        support: list[Item] = []
 
-        def carry(x: Item) -> Any:
-            k = x
-            if k in mapped:
-                support.append(to_sexpr(x))
-                t = mapped[k]
+        def carry(x: Item, support: list[Item] = support) -> Any:
+            t = mapped.get(x, _MISSING)
+            if t is not _MISSING:
+                support.append(x)
                 return _as_form(t)
-            if not isinstance(x, Expr):
+            if x.__class__ is not Expr:
                 return (":skolem", x)
-            return (fmapped.get(x.functor, x.functor), *(carry(a) for a in x.args))
+            return (fmapped.get(x.functor, x.functor), *[carry(a) for a in x.args])
 
         form = carry(root)
         out.append(CandidateInference(form, root, tuple(dict.fromkeys(support))))
     return out
 
 
+_MISSING = object()
+
+
 def _as_form(x: Item) -> Any:
-    if isinstance(x, Expr):
-        return (x.functor, *(_as_form(a) for a in x.args))
+    if x.__class__ is Expr:
+        return (x.functor, *[_as_form(a) for a in x.args])
     return x
 
 
@@ -962,7 +946,6 @@ def match(base: Description, target: Description, params: SMEParams | None = Non
         state.cache[k.submappings] = k
         _init_pending(state, k)
     chosen = greedy_merge(state, base, params)
-    roots_of = _roots_of(base)
     finals: list[tuple[float, Mapping]] = []
     for mp in chosen:
         s = rescore_mapping(state, mp, params) if params.block_most_out_of_mapping_contributions \
@@ -982,7 +965,7 @@ def match(base: Description, target: Description, params: SMEParams | None = Non
             expression_pairs=exprs,
             functor_pairs=funs,
             root_pairs=tuple((r.base, r.target) for r in mp.roots),
-            inferences=tuple(candidate_inferences(state, mp, base, params, roots_of)),
+            inferences=tuple(candidate_inferences(state, mp, base, params)),
             alignable_differences=tuple(alignable_differences(state, mp)),
         ))
     return MatchResult(base, target, params, len(mhset.mhs), len(kernels), tuple(out))
