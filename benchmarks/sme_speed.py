@@ -1,0 +1,383 @@
+"""SME speed benchmark: analogist's engine against the PyPI package ``structuremappingmemory``.
+
+Measures the median wall time of one ``match`` (after warm-up, many repetitions, each timed with
+``time.perf_counter``) on
+
+* the two reference cases bundled with analogist (heat-water, solar-atom), and
+* seeded random relational description pairs of signature size (10–40 expressions each),
+
+for analogist's engine in this process and, in the same run, for the peer package in a subprocess
+running its own virtual environment (``benchmarks/_peer_runner.py``). It reports per case our
+median, the peer's median, their ratio (peer/ours), and whether each tool's best mapping agrees
+with the reference SME's expected result (reference cases) or with the other tool (random pairs),
+prints a table, and writes ``benchmarks/results/sme_speed.json``.
+
+Targets (reported as pass/fail, never asserted): ≤ 0.5 ms on heat-water, ≤ 1 ms median on
+signature-sized pairs, ≥ 5× faster than the peer.
+
+Run ``python benchmarks/sme_speed.py --setup-peer`` once to create the peer's environment, then
+``python benchmarks/sme_speed.py``. See ``benchmarks/README.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from analogist import __version__
+from analogist.description import Description
+from analogist.examples import EXAMPLES, load_example
+from analogist.vocabulary import Predicate, PredicateKind, Vocabulary
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_PEER_VENV = HERE / ".venv-peer"
+PEER_PACKAGE = "structuremappingmemory==1.2.1"
+EXPECTED_CANDIDATES = (
+    Path(os.environ["ANALOGIST_SME4_EXPECTED"]) if "ANALOGIST_SME4_EXPECTED" in os.environ
+    else None,
+    HERE.parent / "tests" / "golden" / "sme4_expected.json",
+    HERE.parent.parent / "shared" / "data" / "sme4" / "expected.json",
+    Path("/work/shared/data/sme4/expected.json"),
+)
+TARGET_HEAT_WATER_S = 0.5e-3
+TARGET_SIGNATURE_S = 1e-3
+TARGET_SPEEDUP = 5.0
+
+# -- random relational descriptions ---------------------------------------------------------------
+
+RELATIONS = ("supports", "blocks", "feeds", "contains", "precedes", "controls")
+FUNCTIONS = ("size", "rate", "level")
+ATTRIBUTES = ("red", "open", "hot", "broken")
+
+
+def random_vocabulary() -> Vocabulary:
+    """A small vocabulary: binary relations, unary functions and attributes, greater, cause."""
+    preds = [Predicate(name=r, kind=PredicateKind.RELATION, arity=2) for r in RELATIONS]
+    preds += [Predicate(name=f, kind=PredicateKind.FUNCTION, arity=1) for f in FUNCTIONS]
+    preds += [Predicate(name=a, kind=PredicateKind.ATTRIBUTE, arity=1) for a in ATTRIBUTES]
+    preds += [Predicate(name="greater", kind=PredicateKind.RELATION, arity=2),
+              Predicate(name="cause", kind=PredicateKind.RELATION, arity=2)]
+    return Vocabulary.from_predicates(preds, name="bench-random")
+
+
+def _key(form: Any) -> Any:
+    return tuple(_key(x) for x in form) if isinstance(form, list) else form
+
+
+def _sub_keys(form: Any, out: set[Any]) -> None:
+    if isinstance(form, list):
+        out.add(_key(form))
+        for a in form[1:]:
+            _sub_keys(a, out)
+
+
+def random_forms(rng: random.Random, n_expressions: int, entities: list[str]) -> list[Any]:
+    """Top-level forms whose distinct (sub-)expressions number about ``n_expressions``."""
+    forms: list[Any] = []
+    seen: set[Any] = set()
+    tries = 0
+    while len(seen) < n_expressions and tries < 50 * n_expressions:
+        tries += 1
+        r = rng.random()
+        a, b = rng.sample(entities, 2)
+        if r < 0.35:
+            f: Any = [rng.choice(RELATIONS), a, b]
+        elif r < 0.55:
+            f = [rng.choice(ATTRIBUTES), a]
+        elif r < 0.75:
+            fn = rng.choice(FUNCTIONS)
+            f = ["greater", [fn, a], [fn, b]]
+        else:
+            if len(forms) < 2:
+                continue
+            x, y = rng.sample(forms, 2)
+            f = ["cause", x, y]
+        new: set[Any] = set()
+        _sub_keys(f, new)
+        if _key(f) in seen or len(seen | new) > n_expressions + 2:
+            continue
+        seen |= new
+        forms.append(f)
+    return forms
+
+
+def _rename(form: Any, mapping: dict[str, str]) -> Any:
+    if isinstance(form, list):
+        return [form[0], *(_rename(a, mapping) for a in form[1:])]
+    return mapping.get(form, form)
+
+
+@dataclass
+class Case:
+    name: str
+    kind: str  # "reference" or "random"
+    base: Description
+    target: Description
+    expected_pairs: set[tuple[str, str]] | None = None  # reference: expected top mapping
+    planted_pairs: set[tuple[str, str]] | None = None  # random: the renaming the target came from
+
+
+def random_pair(rng: random.Random, index: int, vocab: Vocabulary) -> Case:
+    """A base of 10–40 expressions and a target made from it: entities renamed, about a quarter of
+    the top-level facts dropped, and a few unrelated facts added."""
+    n_ent = rng.randint(3, 7)
+    base_ents = [f"b{i}" for i in range(n_ent)]
+    n = rng.randint(10, 40)
+    base_forms = random_forms(rng, n, base_ents)
+    tgt_ents = [f"t{i}" for i in range(n_ent)]
+    perm = tgt_ents[:]
+    rng.shuffle(perm)
+    mapping = dict(zip(base_ents, perm, strict=True))
+    kept = [_rename(f, mapping) for f in base_forms if rng.random() > 0.25]
+    extra = random_forms(rng, max(2, n // 5), tgt_ents)
+    tgt_forms = kept + [f for f in extra if f not in kept]
+    base = Description.build(f"random-{index}-base", base_forms, vocab, entities=base_ents)
+    target = Description.build(f"random-{index}-target", tgt_forms, vocab, entities=tgt_ents)
+    return Case(f"random-{index:02d}", "random", base, target,
+                planted_pairs=set(mapping.items()))
+
+
+def reference_cases(expected_path: Path | None) -> list[Case]:
+    expected: dict[str, Any] = {}
+    if expected_path is not None:
+        data = json.loads(expected_path.read_text(encoding="utf-8"))
+        expected = {(c["base"], c["target"]): c for c in data["cases"]}
+    out = []
+    for name, ex in EXAMPLES.items():
+        b, t = load_example(name)
+        exp = expected.get((ex.base_file, ex.target_file))
+        pairs = ({tuple(p) for p in exp["mappings"][0]["entity_mhs"]} if exp and exp["mappings"]
+                 else None)
+        out.append(Case(name, "reference", b, t, expected_pairs=pairs))  # type: ignore[arg-type]
+    return out
+
+
+# -- timing ---------------------------------------------------------------------------------------
+
+def time_call(fn: Callable[[], Any], reps: int, warmup: int) -> tuple[float, float, Any]:
+    result = None
+    for _ in range(warmup):
+        result = fn()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), min(times), result
+
+
+def to_peer_case(d: Description) -> dict[str, Any]:
+    return {"name": d.name, "statements": [e.to_form() for e in d.top_level]}
+
+
+def ensure_peer_venv(venv: Path, console: Console) -> Path:
+    py = venv / "bin" / "python"
+    if not py.exists():
+        console.print(f"creating peer environment {venv} ...")
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([str(py), "-m", "pip", "install", "--quiet", PEER_PACKAGE], check=True,
+                   stdin=subprocess.DEVNULL)
+    return py
+
+
+def run_peer(py: Path, cases: list[Case], reps: int, warmup: int, canon: str
+             ) -> dict[str, Any]:
+    job = {"reps": reps, "warmup": warmup, "canon": canon,
+           "cases": [{"name": c.name, "base": to_peer_case(c.base),
+                      "target": to_peer_case(c.target)} for c in cases]}
+    p = subprocess.run([str(py), str(HERE / "_peer_runner.py")], input=json.dumps(job),
+                       capture_output=True, text=True, check=False)
+    if p.returncode != 0:
+        raise RuntimeError(f"peer runner failed (exit {p.returncode}):\n{p.stderr[-2000:]}")
+    return json.loads(p.stdout)
+
+
+# -- main -----------------------------------------------------------------------------------------
+
+def ms(x: float | None) -> str:
+    return "—" if x is None else f"{x * 1e3:.3f}"
+
+
+def yn(x: bool | None) -> str:
+    return "—" if x is None else ("yes" if x else "no")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reps", type=int, default=300, help="timed repetitions per case (ours)")
+    ap.add_argument("--peer-reps", type=int, default=50, help="timed repetitions per case (peer)")
+    ap.add_argument("--warmup", type=int, default=20)
+    ap.add_argument("--pairs", type=int, default=24, help="random signature-sized pairs")
+    ap.add_argument("--seed", type=int, default=20240601)
+    ap.add_argument("--peer-venv", type=Path, default=DEFAULT_PEER_VENV)
+    ap.add_argument("--setup-peer", action="store_true",
+                    help=f"create/update the peer venv with pip install {PEER_PACKAGE}")
+    ap.add_argument("--no-peer", action="store_true", help="time analogist only")
+    ap.add_argument("--peer-canon", choices=("default", "neutral"), default="default",
+                    help="peer canonicalizer: its default (with built-in aliases such as "
+                         "pressure/temperature → intensity) or an empty one")
+    ap.add_argument("--expected", type=Path, default=None,
+                    help="SME v4 expected.json (default: tests/golden or shared data)")
+    ap.add_argument("--out", type=Path, default=HERE / "results" / "sme_speed.json")
+    args = ap.parse_args(argv)
+    console = Console()
+
+    from analogist.sme import match  # the engine under test
+
+    expected_path = args.expected or next(
+        (p for p in EXPECTED_CANDIDATES if p is not None and p.is_file()), None)
+    rng = random.Random(args.seed)
+    vocab = random_vocabulary()
+    cases = reference_cases(expected_path)
+    cases += [random_pair(rng, i, vocab) for i in range(args.pairs)]
+
+    ours: dict[str, dict[str, Any]] = {}
+    for c in cases:
+        med, mn, res = time_call(lambda c=c: match(c.base, c.target), args.reps, args.warmup)
+        best = res.mappings[0] if res.mappings else None
+        top_score = best.score if best else None
+        ours[c.name] = {
+            "median_s": med, "min_s": mn, "reps": args.reps,
+            "mh_count": res.mh_count, "kernel_count": res.kernel_count,
+            "score": top_score,
+            "entity_pairs": [list(p) for p in best.entity_pairs] if best else [],
+            "tied_top": [{tuple(p) for p in m.entity_pairs} for m in res.mappings
+                         if top_score is not None and math.isclose(m.score, top_score,
+                                                                   rel_tol=1e-9)],
+        }
+
+    peer: dict[str, Any] | None = None
+    peer_note = None
+    if not args.no_peer:
+        py = args.peer_venv / "bin" / "python"
+        if args.setup_peer:
+            py = ensure_peer_venv(args.peer_venv, console)
+        if py.exists():
+            peer = run_peer(py, cases, args.peer_reps, args.warmup, args.peer_canon)
+        else:
+            peer_note = (f"peer environment {args.peer_venv} missing; run with --setup-peer "
+                         "(peer columns left empty)")
+    peer_by = {r["name"]: r for r in (peer or {}).get("results", [])}
+
+    rows = []
+    for c in cases:
+        o, p = ours[c.name], peer_by.get(c.name)
+        our_set = {tuple(x) for x in o["entity_pairs"]}
+        p_ok = p is not None and p.get("error") is None
+        peer_set = {tuple(x) for x in p["entity_pairs"]} if p_ok else None
+        row: dict[str, Any] = {
+            "case": c.name, "kind": c.kind,
+            "base_expressions": len(c.base.expressions),
+            "target_expressions": len(c.target.expressions),
+            "ours_median_s": o["median_s"], "ours_min_s": o["min_s"],
+            "ours_mh_count": o["mh_count"], "ours_kernel_count": o["kernel_count"],
+            "ours_score": o["score"], "ours_entity_pairs": o["entity_pairs"],
+            "peer_median_s": p["median_s"] if p_ok else None,
+            "peer_score": p["score"] if p_ok else None,
+            "peer_entity_pairs": p["entity_pairs"] if p_ok else None,
+            "peer_error": p.get("error") if p else None,
+        }
+        row["ratio_peer_over_ours"] = (row["peer_median_s"] / o["median_s"]
+                                       if row["peer_median_s"] else None)
+        if c.kind == "reference":
+            exp = c.expected_pairs
+            row["ours_agrees"] = None if exp is None else our_set == exp
+            row["peer_agrees"] = None if exp is None or peer_set is None else peer_set == exp
+            row["agreement_basis"] = "reference SME v4 expected top mapping (entity pairs)"
+        else:
+            row["ours_agrees"] = None if peer_set is None else our_set == peer_set
+            row["peer_agrees"] = (None if peer_set is None
+                                  else any(peer_set == s for s in o["tied_top"]))
+            row["agreement_basis"] = ("ours: our top mapping == peer's; peer: peer's == any of "
+                                      "our top-scoring (tied) mappings")
+            planted = c.planted_pairs or set()
+            row["ours_planted_recall"] = len(our_set & planted) / len(planted) if planted else None
+            row["peer_planted_recall"] = (len(peer_set & planted) / len(planted)
+                                          if planted and peer_set is not None else None)
+        rows.append(row)
+
+    rand = [r for r in rows if r["kind"] == "random"]
+    hw = next(r for r in rows if r["case"] == "heat-water")
+    sig_median = statistics.median(r["ours_median_s"] for r in rand) if rand else None
+    ratios = [r["ratio_peer_over_ours"] for r in rows if r["ratio_peer_over_ours"]]
+    geo_ratio = math.exp(statistics.fmean(math.log(x) for x in ratios)) if ratios else None
+    targets = {
+        "heat_water_le_0.5ms": {"value_s": hw["ours_median_s"],
+                                "pass": hw["ours_median_s"] <= TARGET_HEAT_WATER_S},
+        "signature_sized_median_le_1ms": {
+            "value_s": sig_median,
+            "pass": None if sig_median is None else sig_median <= TARGET_SIGNATURE_S,
+            "cases_passing": sum(r["ours_median_s"] <= TARGET_SIGNATURE_S for r in rand),
+            "cases": len(rand)},
+        "speedup_vs_peer_ge_5x": {
+            "geometric_mean_ratio": geo_ratio,
+            "min_ratio": min(ratios) if ratios else None,
+            "pass": None if geo_ratio is None else geo_ratio >= TARGET_SPEEDUP,
+            "cases_passing": sum(x >= TARGET_SPEEDUP for x in ratios), "cases": len(ratios)},
+    }
+
+    table = Table(title=f"SME speed: analogist {__version__} vs "
+                        f"{(peer or {}).get('package', 'peer')} {(peer or {}).get('version', '')}")
+    table.add_column("case", no_wrap=True)
+    for col in ("exprs b/t", "ours ms", "peer ms", "peer/ours", "ours agrees",
+                "peer agrees"):
+        table.add_column(col, justify="right" if "ms" in col or "/" in col else "left")
+    for r in rows:
+        ratio = r["ratio_peer_over_ours"]
+        table.add_row(r["case"], f"{r['base_expressions']}/{r['target_expressions']}",
+                      ms(r["ours_median_s"]),
+                      ms(r["peer_median_s"]) if not r["peer_error"] else "error",
+                      "—" if ratio is None else f"{ratio:.1f}×",
+                      yn(r["ours_agrees"]), yn(r["peer_agrees"]))
+    console.print(table)
+    console.print("agreement: reference cases vs the SME v4 expected top mapping; random pairs "
+                  "between the two tools' top entity correspondences.")
+    for name, t in targets.items():
+        mark = {True: "[green]PASS[/]", False: "[red]FAIL[/]", None: "n/a"}[t["pass"]]
+        detail = ", ".join(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}"
+                           for k, v in t.items() if k != "pass")
+        console.print(f"target {name}: {mark} ({detail})")
+    if peer_note:
+        console.print(f"[yellow]{peer_note}[/]")
+
+    report = {
+        "benchmark": "sme_speed",
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": {"python": sys.version.split()[0], "implementation":
+                    platform.python_implementation(), "platform": platform.platform(),
+                    "processor": platform.processor() or platform.machine(),
+                    "cpu_count": os.cpu_count()},
+        "analogist_version": __version__,
+        "peer": None if peer is None else {k: peer[k] for k in
+                                           ("package", "version", "python", "canon")},
+        "peer_note": peer_note,
+        "settings": {"reps": args.reps, "peer_reps": args.peer_reps, "warmup": args.warmup,
+                     "pairs": args.pairs, "seed": args.seed, "peer_canon": args.peer_canon,
+                     "expected": str(expected_path) if expected_path else None},
+        "targets": targets,
+        "cases": rows,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    console.print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
