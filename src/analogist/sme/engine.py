@@ -681,7 +681,9 @@ def _greedy_cream(state: _MergeState, candidates: list[Mapping], cutoff: float,
         max_n -= 1
         if max_n <= 0:
             break
-    solutions = _careful_sort(solutions)
+    # the reference pushes solutions (newest first) before its careful sort, which reverses ties
+    # again: the net effect is a stable sort of the solutions in the order they were found
+    solutions = sorted(solutions, key=lambda m: -m.score)
     return [s for s in solutions if not s.score < cutoff * best]
 
 
