@@ -1,0 +1,714 @@
+"""Structural Signatures: one episode as a small typed relational record (seed 000 §6).
+
+A :class:`Signature` holds an episode's ``kind``, its ``roles`` (tag → description), the
+``relations`` among the roles, a short ``causal_chain`` of typed, signed edges, the
+``violated_invariant``, the ``symptom``, the ``fix_operator``, four abstraction ``levels`` (L0
+concrete … L3 most abstract), the ``surface`` (domain and entity names, kept apart from the
+structure), ``provenance`` and whether the record was ``verified``.
+
+Accepted input shapes
+---------------------
+* a relation: ``["derives_from", "DER", "SRC"]`` (seed form), ``"derives_from(DER,SRC)"`` or
+  ``{"predicate": "derives_from", "args": ["DER", "SRC"]}``;
+* a causal-chain atom: ``"diverges_from(DER,SRC)"`` (seed form), ``["diverges_from", "DER",
+  "SRC"]`` or ``{"predicate": ..., "args": [...]}``; ``"outage()"`` (no arguments) is allowed;
+* a causal edge: ``[cause, edge, effect]`` (seed form; sign +1, status observed) or
+  ``{"cause": ..., "edge": "prevents", "effect": ..., "sign": -1, "status": "inferred"}``;
+  ``edge`` is one of :data:`EDGE_TYPES`; ``sign`` is ``1``/``-1`` (also ``"+"``, ``"-"``,
+  ``"positive"``, ``"negative"``); ``status`` is ``observed`` or ``inferred``.
+
+Canonical shape (what :func:`dump_signature` writes)
+-----------------------------------------------------
+Fields in schema order (episode_id, kind, roles, relations, causal_chain, violated_invariant,
+symptom, fix_operator, levels, surface, provenance, verified); ``roles`` sorted by tag;
+``relations`` as ``[predicate, role, ...]`` lists, deduplicated and sorted (their order carries no
+meaning; the model sorts them on validation, so a loaded Signature is already canonical);
+``causal_chain`` in the given order (a chain is read in order) as objects
+``{"cause": "pred(A,B)", "edge": ..., "effect": "pred(C)", "sign": 1, "status": "observed"}`` with
+atoms written ``pred(A,B)`` (no spaces) and sign/status always explicit; optional fields that are
+unset (None) are left out, as are ``levels``, ``surface`` and ``provenance`` when entirely empty.
+``load(dump(x)) == x`` for every valid ``x``, and dumping is byte-for-byte deterministic.
+Signatures are immutable (frozen models). A causal edge repeated with the same cause, edge type
+and effect is an error (naming both positions), as is a role not declared in ``roles``.
+
+Compilation (:func:`compile_signature`)
+---------------------------------------
+* roles → entities, in **sorted tag order** (not declaration order), so that two signatures that
+  differ only in how their roles were listed compile identically;
+* each relation → the expression ``(predicate ROLE ...)``, in canonical (sorted) relation order;
+* each causal-chain atom ``pred(ROLE, ...)`` → the expression ``(pred ROLE ...)``; an atom equal to
+  a relation is the *same* (shared) expression;
+* each causal edge → the higher-order expression ``(edge cause_expr effect_expr)``, e.g.
+  ``(causes (diverges_from DER SRC) (false_claim CON))``; its sign and status go into
+  ``Description.metadata["edges"][sexpr] = {"edge": ..., "sign": 1, "status": "observed"}``;
+* a zero-argument atom such as ``outage()`` cannot be an SME expression (SME has no 0-ary
+  expressions), so it compiles to an attribute of the synthetic entity :data:`EPISODE_ENTITY`
+  (``(outage _episode)``), which is then appended after the role entities. Role tags must start
+  with a letter, so ``_episode`` never collides with a role. Relations (as opposed to
+  causal-chain atoms) must have at least one role argument;
+* predicate names are resolved through the vocabulary (synonyms become the declared name).
+  Unknown names become *proposed* terms (with a :class:`ProposedTermWarning`) unless ``strict``.
+  A vocabulary passed in is not modified: proposals are made on a copy, which the Description
+  carries as its ``vocabulary``.
+
+The same Signature always compiles to an identical Description (same entities, expressions in the
+same order, same metadata).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from datetime import datetime
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
+
+from analogist.description import Description, Expr
+from analogist.errors import InputTooLargeError, SignatureError, VocabularyError
+from analogist.io import MAX_FILE_BYTES, parse_structured, read_text
+from analogist.vocabulary import Predicate, ProposedTermWarning, Vocabulary
+
+__all__ = [
+    "EDGE_TYPES",
+    "EPISODE_ENTITY",
+    "KNOWN_KINDS",
+    "MAX_TEXT",
+    "Atom",
+    "CausalEdge",
+    "Levels",
+    "Provenance",
+    "ProposedTermWarning",
+    "Signature",
+    "Surface",
+    "check_vocabulary",
+    "compile_signature",
+    "default_signature_vocabulary",
+    "dump_signature",
+    "load_signature",
+    "loads_signature",
+    "parse_atom",
+    "signature_json_schema",
+    "validate_signature",
+]
+
+# -- limits ------------------------------------------------------------------------------------
+MAX_TEXT = 4000
+"""Longest accepted free-text field (role descriptions, invariant, symptom, levels, …)."""
+MAX_NAME = 100
+"""Longest predicate name, episode id, kind or provenance token."""
+MAX_TAG = 64
+"""Longest role tag."""
+MAX_ROLES = 64
+MAX_RELATIONS = 256
+MAX_EDGES = 256
+MAX_ARGS = 16
+MAX_SURFACE_ENTITIES = 256
+
+EDGE_TYPES: tuple[str, ...] = ("causes", "prevents", "enables", "masks", "delays")
+"""The causal edge types, in documentation order."""
+
+EPISODE_ENTITY = "_episode"
+"""Synthetic entity that zero-argument causal atoms (``outage()``) are compiled onto."""
+
+KNOWN_KINDS: tuple[str, ...] = ("failure", "solution", "success", "near_miss", "event", "plan")
+"""Common values of ``kind`` (any lower-case identifier is accepted)."""
+
+_TAG_RE = r"[A-Za-z][A-Za-z0-9_\-]*"
+_PRED_RE = r"[A-Za-z_][A-Za-z0-9_\-]*"
+TAG_PATTERN = rf"^{_TAG_RE}$"
+PRED_PATTERN = rf"^{_PRED_RE}$"
+ATOM_PATTERN = rf"^\s*{_PRED_RE}\s*\(\s*({_TAG_RE}(\s*,\s*{_TAG_RE})*)?\s*\)\s*$"
+_ATOM = re.compile(rf"^\s*({_PRED_RE})\s*\((.*)\)\s*$", re.DOTALL)
+_TAG = re.compile(TAG_PATTERN)
+
+RoleTag = Annotated[str, Field(pattern=TAG_PATTERN, max_length=MAX_TAG)]
+PredName = Annotated[str, Field(pattern=PRED_PATTERN, max_length=MAX_NAME)]
+Text = Annotated[str, Field(max_length=MAX_TEXT)]
+Token = Annotated[str, Field(min_length=1, max_length=MAX_NAME)]
+EdgeType = Literal["causes", "prevents", "enables", "masks", "delays"]
+
+
+# -- atoms and edges ---------------------------------------------------------------------------
+def parse_atom(text: str) -> tuple[str, tuple[str, ...]]:
+    """Split ``"pred(A, B)"`` into ``("pred", ("A", "B"))``; ValueError when malformed."""
+    if len(text) > MAX_TEXT:
+        raise ValueError(f"atom is {len(text)} characters, over the limit of {MAX_TEXT}")
+    m = _ATOM.match(text)
+    if m is None:
+        raise ValueError(f"malformed atom {text!r}: expected pred(ROLE, ...)")
+    inner = m.group(2).strip()
+    args = tuple(a.strip() for a in inner.split(",")) if inner else ()
+    for a in args:
+        if not _TAG.match(a):
+            raise ValueError(
+                f"malformed atom {text!r}: argument {a!r} is not a role tag "
+                f"(a letter, then letters, digits, '_' or '-')")
+    return m.group(1), args
+
+
+class Atom(BaseModel):
+    """``predicate(ROLE, ...)``: a relation over roles, or a state in a causal chain."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    predicate: PredName
+    args: tuple[RoleTag, ...] = Field(default=(), max_length=MAX_ARGS)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _coerce(cls, data: Any) -> Any:
+        if isinstance(data, str):
+            pred, args = parse_atom(data)
+            return {"predicate": pred, "args": args}
+        if isinstance(data, (list, tuple)):
+            if not data or not all(isinstance(x, str) for x in data):
+                raise ValueError(f"expected [predicate, role, ...] (strings), got {data!r}"[:300])
+            return {"predicate": data[0], "args": tuple(data[1:])}
+        return data
+
+    def text(self) -> str:
+        """The compact form ``pred(A,B)``."""
+        return f"{self.predicate}({','.join(self.args)})"
+
+    def to_list(self) -> list[str]:
+        return [self.predicate, *self.args]
+
+    def sort_key(self) -> tuple[str, tuple[str, ...]]:
+        return (self.predicate, self.args)
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+_SIGNS: dict[Any, int] = {"+": 1, "+1": 1, "1": 1, "positive": 1, "-": -1, "-1": -1,
+                          "negative": -1}
+
+
+class CausalEdge(BaseModel):
+    """One typed, signed edge of a causal chain: ``cause --edge--> effect``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    cause: Atom
+    edge: EdgeType
+    effect: Atom
+    sign: Literal[1, -1] = Field(default=1, description="+1 (positive, default) or -1")
+    status: Literal["observed", "inferred"] = "observed"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _coerce(cls, data: Any) -> Any:
+        if isinstance(data, (list, tuple)):
+            if len(data) != 3:
+                hint = ""
+                if any(isinstance(x, str) and x.count("(") != x.count(")") for x in data):
+                    hint = ("; an atom was split at a comma: in a YAML flow list [...] quote "
+                            "atoms such as 'pred(A,B)'")
+                raise ValueError(
+                    f"expected [cause, edge, effect] (3 items), got {len(data)} item(s){hint}")
+            return {"cause": data[0], "edge": data[1], "effect": data[2]}
+        return data
+
+    @field_validator("edge", mode="before")
+    @classmethod
+    def _edge_ok(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            w = v.strip().lower()
+            if w in EDGE_TYPES:
+                return w
+        shown = repr(v)[:60]
+        raise ValueError(f"unknown edge type {shown}; expected one of {', '.join(EDGE_TYPES)}")
+
+    @field_validator("sign", mode="before")
+    @classmethod
+    def _sign_ok(cls, v: Any) -> Any:
+        if isinstance(v, bool):
+            raise ValueError("sign must be 1 or -1, not a boolean")
+        if isinstance(v, str):
+            s = v.strip().lower()
+            if s in _SIGNS:
+                return _SIGNS[s]
+            raise ValueError(f"sign must be 1 or -1 (or '+', '-'), got {v[:40]!r}")
+        return v
+
+    def atoms(self) -> tuple[Atom, Atom]:
+        return (self.cause, self.effect)
+
+    def to_data(self) -> dict[str, Any]:
+        return {"cause": self.cause.text(), "edge": self.edge, "effect": self.effect.text(),
+                "sign": self.sign, "status": self.status}
+
+
+class Levels(BaseModel):
+    """The episode at four abstraction levels: L0 concrete, L1, L2, L3 most abstract."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    L0: Text | None = None
+    L1: Text | None = None
+    L2: Text | None = None
+    L3: Text | None = None
+
+
+class Surface(BaseModel):
+    """Surface features, kept apart from the structure: domain and entity names."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    domain: Text | None = None
+    entities: list[Text] = Field(default_factory=list, max_length=MAX_SURFACE_ENTITIES)
+
+
+class Provenance(BaseModel):
+    """Who wrote the signature, when, from which source text, with which prompt version."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    writer: Token | None = None
+    time: datetime | None = None
+    source_hash: Token | None = None
+    prompt_version: Token | None = None
+
+
+def _unknown_role(atom: Atom, roles: dict[str, str], field: str) -> None:
+    for a in atom.args:
+        if a not in roles:
+            declared = ", ".join(sorted(roles)) or "none"
+            raise SignatureError(
+                f"role {a!r} in {atom.text()} is not a declared role (declared: {declared})",
+                field=field)
+
+
+class Signature(BaseModel):
+    """One episode's structural signature (seed 000 §6). See the module docstring."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    episode_id: Token
+    kind: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=MAX_NAME)] = Field(
+        description="failure, solution, success, near_miss, event, plan, … (lower-case id)")
+    roles: dict[RoleTag, Text] = Field(min_length=1, max_length=MAX_ROLES,
+                                       description="role tag → description")
+    relations: list[Atom] = Field(default_factory=list, max_length=MAX_RELATIONS)
+    causal_chain: list[CausalEdge] = Field(default_factory=list, max_length=MAX_EDGES)
+    violated_invariant: Text | None = None
+    symptom: Text | None = None
+    fix_operator: Text | None = None
+    levels: Levels = Field(default_factory=Levels)
+    surface: Surface = Field(default_factory=Surface)
+    provenance: Provenance = Field(default_factory=Provenance)
+    verified: bool = False
+
+    @field_validator("relations", mode="after")
+    @classmethod
+    def _relations_ok(cls, v: list[Atom], info: ValidationInfo) -> list[Atom]:
+        roles = info.data.get("roles")
+        for i, atom in enumerate(v):
+            if not atom.args:
+                raise SignatureError(
+                    f"relation {atom.text()} has no role arguments; a relation holds over "
+                    f"at least one role", field=f"relations[{i}]")
+            if roles is not None:
+                _unknown_role(atom, roles, f"relations[{i}]")
+        return sorted(set(v), key=Atom.sort_key)
+
+    @field_validator("causal_chain", mode="after")
+    @classmethod
+    def _chain_ok(cls, v: list[CausalEdge], info: ValidationInfo) -> list[CausalEdge]:
+        roles = info.data.get("roles")
+        seen: dict[tuple[Atom, str, Atom], int] = {}
+        for i, e in enumerate(v):
+            if roles is not None:
+                _unknown_role(e.cause, roles, f"causal_chain[{i}].cause")
+                _unknown_role(e.effect, roles, f"causal_chain[{i}].effect")
+            key = (e.cause, e.edge, e.effect)
+            if key in seen:
+                raise SignatureError(
+                    f"edge {e.cause.text()} {e.edge} {e.effect.text()} repeats "
+                    f"causal_chain[{seen[key]}]", field=f"causal_chain[{i}]")
+            seen[key] = i
+        return v
+
+    @field_serializer("relations")
+    def _ser_relations(self, v: list[Atom]) -> list[list[str]]:
+        return [a.to_list() for a in v]
+
+    @field_serializer("causal_chain")
+    def _ser_chain(self, v: list[CausalEdge]) -> list[dict[str, Any]]:
+        return [e.to_data() for e in v]
+
+    # -- views ----------------------------------------------------------------------------
+    def atoms(self) -> Iterator[tuple[str, Atom]]:
+        """Every atom with its field path: relations first, then causal-chain atoms."""
+        for i, a in enumerate(self.relations):
+            yield f"relations[{i}]", a
+        for i, e in enumerate(self.causal_chain):
+            yield f"causal_chain[{i}].cause", e.cause
+            yield f"causal_chain[{i}].effect", e.effect
+
+    def to_data(self) -> dict[str, Any]:
+        """The canonical JSON-able form (see the module docstring)."""
+        out: dict[str, Any] = {
+            "episode_id": self.episode_id,
+            "kind": self.kind,
+            "roles": {k: self.roles[k] for k in sorted(self.roles)},
+            "relations": [a.to_list() for a in self.relations],
+            "causal_chain": [e.to_data() for e in self.causal_chain],
+        }
+        for f in ("violated_invariant", "symptom", "fix_operator"):
+            val = getattr(self, f)
+            if val is not None:
+                out[f] = val
+        for f in ("levels", "surface", "provenance"):
+            sub = getattr(self, f).model_dump(mode="json", exclude_none=True)
+            if f == "surface" and not sub.get("entities"):
+                sub.pop("entities", None)
+            if sub:
+                out[f] = sub
+        out["verified"] = self.verified
+        return out
+
+
+# -- errors ------------------------------------------------------------------------------------
+def _loc_path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for x in loc:
+        if isinstance(x, int):
+            out += f"[{x}]"
+        elif x == "[key]":
+            out += " (key)"
+        elif isinstance(x, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", x):
+            out += f".{x}" if out else x
+        else:
+            out += f"[{x!r}]"
+    return out
+
+
+def _path_loc(path: str) -> list[str | int]:
+    """Inverse of :func:`_loc_path` (roughly): ``causal_chain[1].cause`` → [..., 1, 'cause']."""
+    loc: list[str | int] = []
+    for name, idx, key in re.findall(r"([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\['([^']*)'\]", path):
+        if name:
+            loc.append(name)
+        elif idx:
+            loc.append(int(idx))
+        else:
+            loc.append(key)
+    return loc
+
+
+_EDGE_SLOTS = {"cause": 0, "edge": 1, "effect": 2}
+
+
+def _line_of(text: str | None, path: str | None) -> int | None:
+    """Best effort: the 1-based line where ``path`` sits in JSON/YAML ``text``."""
+    if not text or not path:
+        return None
+    try:
+        node: Any = yaml.compose(text)
+    except yaml.YAMLError:
+        return None
+    line = None
+    for step in _path_loc(path):
+        if node is None:
+            break
+        line = node.start_mark.line + 1
+        nxt = None
+        if isinstance(node, yaml.MappingNode) and isinstance(step, str):
+            for k, val in node.value:
+                if isinstance(k, yaml.ScalarNode) and k.value == step:
+                    nxt = val
+                    break
+        elif isinstance(node, yaml.SequenceNode):
+            if isinstance(step, str):  # an edge written [cause, edge, effect]
+                step = _EDGE_SLOTS.get(step, -1)
+            if 0 <= step < len(node.value):
+                nxt = node.value[step]
+        node = nxt
+    if node is not None:
+        line = node.start_mark.line + 1
+    return line
+
+
+def _from_validation(e: ValidationError, source: str | None, text: str | None) -> SignatureError:
+    errs = e.errors()
+    first = errs[0] if errs else {"loc": (), "msg": str(e)}
+    field = _loc_path(tuple(first.get("loc", ()))) or None
+    msg = str(first.get("msg", "invalid value"))
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, "):]
+    more = f" (and {len(errs) - 1} more problem(s))" if len(errs) > 1 else ""
+    return SignatureError(f"{msg}{more}", source=source, line=_line_of(text, field), field=field)
+
+
+def validate_signature(data: Any, *, source: str | None = None,
+                       text: str | None = None) -> Signature:
+    """Validate parsed data into a Signature; errors are :class:`SignatureError` naming the field
+    (and the file and line when ``source``/``text`` are given)."""
+    if not isinstance(data, dict):
+        raise SignatureError(
+            f"expected a mapping (object) at the top level, got {type(data).__name__}",
+            source=source, line=1 if text is not None else None)
+    try:
+        return Signature.model_validate(data)
+    except ValidationError as e:
+        raise _from_validation(e, source, text) from None
+    except SignatureError as e:
+        raise SignatureError(e.message, source=source, field=e.field,
+                             line=e.line if e.line is not None else _line_of(text, e.field)
+                             ) from None
+
+
+# -- load / dump -------------------------------------------------------------------------------
+def loads_signature(text: str, fmt: Literal["json", "yaml"] = "json", *,
+                    source: str | None = None) -> Signature:
+    """Parse a Signature from JSON or YAML text."""
+    if fmt not in ("json", "yaml"):
+        raise SignatureError(f"unknown format {fmt!r}; expected 'json' or 'yaml'", source=source)
+    size = len(text.encode("utf-8", errors="surrogatepass"))
+    if size > MAX_FILE_BYTES:
+        raise InputTooLargeError(
+            f"text is {size} bytes, over the limit of {MAX_FILE_BYTES} bytes", source=source)
+    data = parse_structured(text, source=source, fmt=fmt)
+    return validate_signature(data, source=source, text=text)
+
+
+def load_signature(path: str | Path, *, max_bytes: int = MAX_FILE_BYTES) -> Signature:
+    """Load a Signature from a ``.json``, ``.yaml`` or ``.yml`` file."""
+    p = Path(path)
+    text = read_text(p, max_bytes=max_bytes)
+    fmt: Literal["json", "yaml"] = "yaml" if p.suffix.lower() in (".yaml", ".yml") else "json"
+    data = parse_structured(text, source=str(p), fmt=fmt)
+    return validate_signature(data, source=str(p), text=text)
+
+
+def _is_scalar(x: Any) -> bool:
+    return x is None or isinstance(x, (str, int, float, bool))
+
+
+def _json_pretty(obj: Any, level: int) -> str:
+    """JSON with two-space indentation; lists of scalars stay on one line."""
+    pad, inner = "  " * level, "  " * (level + 1)
+    if isinstance(obj, dict):
+        if not obj:
+            return "{}"
+        items = [f"{inner}{json.dumps(k, ensure_ascii=False)}: {_json_pretty(v, level + 1)}"
+                 for k, v in obj.items()]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if isinstance(obj, list):
+        if all(_is_scalar(x) for x in obj):
+            return json.dumps(obj, ensure_ascii=False)
+        return ("[\n" + ",\n".join(inner + _json_pretty(x, level + 1) for x in obj) + "\n"
+                + pad + "]")
+    return json.dumps(obj, ensure_ascii=False)
+
+
+class _YamlDumper(yaml.SafeDumper):
+    """Block style, except that lists of scalars are written in flow style ``[a, b]``."""
+
+
+def _represent_list(dumper: yaml.SafeDumper, data: list[Any]) -> yaml.Node:
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data,
+                                     flow_style=all(_is_scalar(x) for x in data))
+
+
+_YAML_BREAKS = frozenset("\x85\u2028\u2029\ufeff\r")
+
+
+def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+    # PyYAML writes NEL and the Unicode line/paragraph separators raw in plain and single-quoted
+    # scalars, and reads them back as line breaks; double quotes escape them.
+    style = '"' if any(c in _YAML_BREAKS for c in data) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_YamlDumper.add_representer(list, _represent_list)
+_YamlDumper.add_representer(str, _represent_str)
+
+
+def dump_signature(sig: Signature, fmt: Literal["json", "yaml"] = "json") -> str:
+    """The canonical text of ``sig`` (deterministic; see the module docstring)."""
+    data = sig.to_data()
+    if fmt == "json":
+        return _json_pretty(data, 0) + "\n"
+    if fmt == "yaml":
+        return yaml.dump(data, Dumper=_YamlDumper, sort_keys=False, allow_unicode=True,
+                         width=100)
+    raise SignatureError(f"unknown format {fmt!r}; expected 'json' or 'yaml'")
+
+
+def signature_json_schema() -> dict[str, Any]:
+    """JSON Schema (draft 2020-12) of every accepted input shape of a Signature."""
+    schema = Signature.model_json_schema(mode="validation")
+    defs = schema.setdefault("$defs", {})
+    atom_obj = defs["Atom"]
+    atom_obj["additionalProperties"] = False
+    tag = {"type": "string", "pattern": TAG_PATTERN, "maxLength": MAX_TAG}
+    defs["Atom"] = {
+        "title": "Atom",
+        "description": "pred(ROLE, ...) as a string, a [predicate, role, ...] list, or an object",
+        "anyOf": [
+            {"type": "string", "pattern": ATOM_PATTERN, "maxLength": MAX_TEXT},
+            {"type": "array", "minItems": 1, "maxItems": MAX_ARGS + 1,
+             "prefixItems": [{"type": "string", "pattern": PRED_PATTERN,
+                              "maxLength": MAX_NAME}],
+             "items": tag},
+            atom_obj,
+        ],
+    }
+    edge_obj = defs["CausalEdge"]
+    edge_obj["additionalProperties"] = False
+    edge_obj["properties"]["sign"] = {
+        "title": "Sign", "default": 1,
+        "description": "+1 (positive, default) or -1; also written '+', '-', 'positive', …",
+        "anyOf": [{"type": "integer", "enum": [1, -1]},
+                  {"type": "string", "enum": sorted(_SIGNS)}],
+    }
+    defs["CausalEdge"] = {
+        "title": "CausalEdge",
+        "description": "[cause, edge, effect] (sign +1, observed) or an object",
+        "anyOf": [
+            {"type": "array", "minItems": 3, "maxItems": 3,
+             "prefixItems": [{"$ref": "#/$defs/Atom"}, {"enum": list(EDGE_TYPES)},
+                             {"$ref": "#/$defs/Atom"}],
+             "items": False},
+            edge_obj,
+        ],
+    }
+    for name in ("Levels", "Surface", "Provenance"):
+        defs[name]["additionalProperties"] = False
+    schema["additionalProperties"] = False
+    roles = schema["properties"]["roles"]
+    roles["additionalProperties"] = False
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return schema
+
+
+# -- vocabulary --------------------------------------------------------------------------------
+@lru_cache(maxsize=1)
+def _bundled_vocabulary() -> Vocabulary:
+    """The parsed bundled vocabulary; private and never handed out (callers get copies)."""
+    text = (resources.files("analogist") / "data" / "signature_vocab.yaml").read_text(
+        encoding="utf-8")
+    data = parse_structured(text, source="signature_vocab.yaml", fmt="yaml")
+    return Vocabulary.from_data(data, source="analogist:data/signature_vocab.yaml")
+
+
+def default_signature_vocabulary() -> Vocabulary:
+    """A fresh copy of the bundled signature vocabulary (``analogist/data/signature_vocab.yaml``):
+    relations over roles, the causal edge types and state attributes, each with a definition.
+    The file is parsed once per process; each call returns an independent copy."""
+    return _bundled_vocabulary().model_copy(deep=True)
+
+
+def _uses(sig: Signature) -> Iterator[tuple[str, str, int]]:
+    """(field path, functor, effective arity) of every predicate use, edges included.
+
+    A zero-argument atom counts as arity 1 (it compiles onto :data:`EPISODE_ENTITY`)."""
+    for i, a in enumerate(sig.relations):
+        yield f"relations[{i}]", a.predicate, len(a.args)
+    for i, e in enumerate(sig.causal_chain):
+        yield f"causal_chain[{i}].cause", e.cause.predicate, max(len(e.cause.args), 1)
+        yield f"causal_chain[{i}].edge", e.edge, 2
+        yield f"causal_chain[{i}].effect", e.effect.predicate, max(len(e.effect.args), 1)
+
+
+def check_vocabulary(sig: Signature, vocab: Vocabulary, strict: bool = False) -> list[Predicate]:
+    """Check every predicate ``sig`` uses against ``vocab``.
+
+    A name not in ``vocab`` (relations, causal-chain atoms and edge types) is an error in strict
+    mode (:class:`VocabularyError` naming the field); otherwise it is recorded in ``vocab`` as a
+    *proposed* relation with :meth:`Vocabulary.propose`, which warns with
+    :class:`ProposedTermWarning`. A wrong arity is always an error. Nothing is recorded unless
+    every use checks out. Returns the predicates newly proposed.
+    """
+    pending: dict[str, int] = {}
+    for field, name, n in _uses(sig):
+        p = vocab.get(name)
+        if p is None:
+            if strict:
+                raise VocabularyError(
+                    f"relation {name!r} is not in vocabulary {vocab.name!r}", field=field)
+            want = pending.setdefault(name, n)
+            if want != n:
+                raise VocabularyError(
+                    f"proposed relation {name!r} used with {n} argument(s) here and "
+                    f"{want} elsewhere", field=field)
+        elif not p.accepts_arity(n):
+            want_s = f"at least {max(p.arity - 1, 1)}" if p.n_ary else str(p.arity)
+            raise VocabularyError(
+                f"wrong arity for {p.name!r}: expected {want_s} argument(s), got {n}",
+                field=field)
+    return [vocab.propose(name, n) for name, n in pending.items()]
+
+
+# -- compilation -------------------------------------------------------------------------------
+def _form(atom: Atom) -> list[str]:
+    return [atom.predicate, *(atom.args or (EPISODE_ENTITY,))]
+
+
+def compile_signature(sig: Signature, vocab: Vocabulary | None = None,
+                      strict: bool = False) -> Description:
+    """Compile ``sig`` into a :class:`Description` (deterministic; see the module docstring).
+
+    Args:
+        sig: the signature.
+        vocab: the vocabulary to resolve predicates in; the bundled
+            :func:`default_signature_vocabulary` when None. Never modified.
+        strict: when True an unknown predicate is a :class:`VocabularyError`; otherwise it is
+            accepted as a proposed term (with a :class:`ProposedTermWarning`).
+    """
+    if vocab is None:
+        work = default_signature_vocabulary()
+    elif any(vocab.get(name) is None for _f, name, _n in _uses(sig)):
+        if strict:
+            check_vocabulary(sig, vocab, strict=True)
+        work = vocab.model_copy(deep=True)
+    else:
+        work = vocab
+    check_vocabulary(sig, work, strict=strict)
+
+    entities = sorted(sig.roles)
+    zero_ary = any(not a.args for e in sig.causal_chain for a in e.atoms())
+    if zero_ary:
+        entities.append(EPISODE_ENTITY)
+
+    def expr(atom: Atom) -> Expr:
+        return Expr(work.canonical(atom.predicate), _form(atom)[1:])
+
+    forms: list[list[Any]] = [_form(a) for a in sig.relations]
+    edges: dict[str, dict[str, Any]] = {}
+    for i, e in enumerate(sig.causal_chain):
+        forms.append([e.edge, _form(e.cause), _form(e.effect)])
+        key = Expr(work.canonical(e.edge), (expr(e.cause), expr(e.effect))).sexpr()
+        info = {"edge": work.canonical(e.edge), "sign": e.sign, "status": e.status}
+        if key in edges and edges[key] != info:
+            raise SignatureError(
+                f"edge {key} appears twice (through synonyms) with different sign or status",
+                field=f"causal_chain[{i}]")
+        edges[key] = info
+
+    metadata: dict[str, Any] = {
+        "episode_id": sig.episode_id,
+        "kind": sig.kind,
+        "roles": {k: sig.roles[k] for k in sorted(sig.roles)},
+        "edges": edges,
+        "synthetic_entities": [EPISODE_ENTITY] if zero_ary else [],
+    }
+    return Description.build(sig.episode_id, forms, work, entities=entities, strict=True,
+                             metadata=metadata)
