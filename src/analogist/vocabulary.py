@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Iterator
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from analogist.errors import VocabularyError
 
 
-class PredicateKind(str, Enum):
+class PredicateKind(StrEnum):
     RELATION = "relation"
     FUNCTION = "function"
     ATTRIBUTE = "attribute"

@@ -46,9 +46,11 @@ Departures from the reference SME v4:
 * Minimal ascension, role relations, probabilistic expressions, match filters (required or
   excluded correspondences) and incremental matching are not implemented; the regression
   parameters do not use them (``minimal_ascension_multiplier`` is accepted and unused).
-* Order of creation: the reference creates hypotheses bin by bin in hash order of predicates; we
-  create them in the description's expression order. Scores and mapping contents are unaffected;
-  the order of tied kernels and of tied mappings may differ.
+* Order of creation follows the reference (base predicates in order of first appearance, each
+  predicate's expressions newest first, target expressions newest first), so ties between equal
+  scores break the same way. Scores are double precision where the reference uses single floats:
+  a near-tie that single-float rounding makes exact (or breaks) can order kernels differently.
+  On the golden random traces this changes one third-ranked mapping in 60 pairs.
 * Commutative hypotheses: the reference keeps a "commutatives table" of choice sets per mapping;
   we keep, per mapping, the undecided commutative hypotheses and prune their choice sets with the
   mapping's nogoods, integrating a choice when exactly one remains per argument and declaring the
@@ -59,7 +61,7 @@ Departures from the reference SME v4:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import product
 from typing import Any
@@ -138,13 +140,11 @@ class MHSet:
 
     mhs: list[MatchHypothesis] = field(default_factory=list)
     by_pair: dict[tuple[Item, Item], list[MatchHypothesis]] = field(default_factory=dict)
-    by_base: dict[Item, list[MatchHypothesis]] = field(default_factory=dict)
-    by_target: dict[Item, list[MatchHypothesis]] = field(default_factory=dict)
 
 
 class _Builder:
-    __slots__ = ("base", "target", "out", "bfun", "tfun", "bvocab", "tvocab", "functors_b",
-                 "functors_t")
+    __slots__ = ("base", "target", "out", "bvocab", "tvocab", "functors_b", "functors_t",
+                 "preds")
 
     def __init__(self, base: Description, target: Description) -> None:
         self.base = base
@@ -154,6 +154,7 @@ class _Builder:
         self.tvocab = target.vocabulary
         self.functors_b: dict[str, _Functor] = {}
         self.functors_t: dict[str, _Functor] = {}
+        self.preds: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
 
     def functor_tok(self, name: str, side: int) -> _Functor:
         table = self.functors_b if side == 0 else self.functors_t
@@ -167,10 +168,12 @@ class _Builder:
         mh.id = len(out.mhs)
         mh.bit = 1 << mh.id
         out.mhs.append(mh)
-        kb, kt = mh.base, mh.target
-        out.by_pair.setdefault((kb, kt), []).append(mh)
-        out.by_base.setdefault(kb, []).append(mh)
-        out.by_target.setdefault(kt, []).append(mh)
+        key = (mh.base, mh.target)
+        same = out.by_pair.get(key)
+        if same is None:
+            out.by_pair[key] = [mh]
+        else:
+            same.append(mh)
 
     def existing(self, b: Item, t: Item) -> list[MatchHypothesis] | None:
         return self.out.by_pair.get((b, t))
@@ -187,12 +190,17 @@ class _Builder:
         fmh.parents.append(mh)
         mh.functor_mh = fmh
 
-    def kind(self, functor: str, side: int) -> PredicateKind:
-        p = (self.bvocab if side == 0 else self.tvocab).get(functor)
-        return p.kind if p is not None else PredicateKind.RELATION
-
     def pred(self, functor: str, side: int) -> Any:
-        return (self.bvocab if side == 0 else self.tvocab).get(functor)
+        cache = self.preds[side]
+        try:
+            return cache[functor]
+        except KeyError:
+            p = cache[functor] = (self.bvocab if side == 0 else self.tvocab).get(functor)
+            return p
+
+    def kind(self, functor: str, side: int) -> PredicateKind:
+        p = self.pred(functor, side)
+        return p.kind if p is not None else PredicateKind.RELATION
 
     def alignable(self, b: Item, t: Item) -> bool:
         """The reference's ``arguments-alignable?`` (without minimal ascension)."""
@@ -361,14 +369,13 @@ def propagate_consistency(mhset: MHSet) -> None:
             if not p.incomplete and not p.commutative:
                 p.incomplete = True
                 stack.append(p)
-    by_base, by_target = mhset.by_base, mhset.by_target
+    on_base: dict[Item, int] = {}
+    on_target: dict[Item, int] = {}
     for m in mhs:
-        ng = 0
-        for o in by_base[m.base]:
-            ng |= o.bit
-        for o in by_target[m.target]:
-            ng |= o.bit
-        m.nogood = ng & ~m.bit
+        on_base[m.base] = on_base.get(m.base, 0) | m.bit
+        on_target[m.target] = on_target.get(m.target, 0) | m.bit
+    for m in mhs:
+        m.nogood = (on_base[m.base] | on_target[m.target]) & ~m.bit
         m.desc = m.bit
     for m in sorted(mhs, key=_order_key):
         d, n = m.desc, m.nogood
@@ -453,11 +460,10 @@ class _MergeState:
     counter: int
 
 
-def _bits(x: int) -> Iterable[int]:
-    while x:
-        low = x & -x
-        yield low.bit_length() - 1
-        x ^= low
+def _bits(x: int) -> list[int]:
+    """Indexes of the set bits of ``x`` (ascending)."""
+    s = bin(x)[:1:-1]
+    return [i for i, c in enumerate(s) if c == "1"]
 
 
 def find_kernels(mhset: MHSet) -> list[Mapping]:
@@ -554,7 +560,7 @@ def _push_down(m: MatchHypothesis, params: SMEParams, members: set[int]) -> None
 
 def _score_of(state: _MergeState, bits: int) -> float:
     mhs = state.mhs
-    return sum(mhs[i].score for i in _bits(bits))
+    return sum([mhs[i].score for i in _bits(bits)])
 
 
 # ------------------------------------------------------------------------------------------
