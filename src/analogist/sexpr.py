@@ -129,7 +129,7 @@ def parse(text: str, *, source: str | None = None) -> list[Any]:
             emit(finish_datum(_atom(tok)))
             i = j
     if stack:
-        raise err(f"unclosed '(' opened on line {stack[-1].line}", stack[-1].line)
+        raise err(f"unclosed '(' opened on line {stack[0].line}", stack[0].line)
     if pending_quote:
         raise err("quote ' with nothing after it")
     return forms
