@@ -84,8 +84,8 @@ def test_identical_forms_are_one_expression() -> None:
 @pytest.mark.parametrize(
     ("text", "exc", "line", "needle"),
     [
-        ("(sme:defdescription d entities (a)\n expressions (((liquid a) :name x)", ParseError, 1,
-         "unclosed"),
+        ("(sme:defdescription d entities (a)\n expressions (((liquid a) :name x)", ParseError, 2,
+         "inside the form opened on line 1"),
         ("(sme:defdescription d entities (a)\n expressions (((liquid a) :name x))))", ParseError,
          2, "unexpected ')'"),
         ("(sme:defdescription d entities (a)\n expressions (((frobnicate a) :name x)))",

@@ -129,7 +129,9 @@ def parse(text: str, *, source: str | None = None) -> list[Any]:
             emit(finish_datum(_atom(tok)))
             i = j
     if stack:
-        raise err(f"unclosed '(' opened on line {stack[0].line}", stack[0].line)
+        inner, outer = stack[-1].line, stack[0].line
+        where = f" (inside the form opened on line {outer})" if outer != inner else ""
+        raise err(f"unclosed '(' opened on line {inner}{where}", inner)
     if pending_quote:
         raise err("quote ' with nothing after it")
     return forms
