@@ -210,6 +210,27 @@ def run_peer(py: Path, cases: list[Case], reps: int, warmup: int, canon: str
 
 # -- main -----------------------------------------------------------------------------------------
 
+def _git_state() -> dict[str, Any] | None:
+    """The checkout's commit and whether src/ has uncommitted changes (None outside git)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=HERE.parent, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "src"], cwd=HERE.parent,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return {"commit": head, "src_dirty": bool(dirty)}
+
+
+def _display_path(p: Path | None) -> str | None:
+    if p is None:
+        return None
+    try:
+        return str(p.resolve().relative_to(HERE.parent))
+    except ValueError:
+        return str(p)
+
+
 def ms(x: float | None) -> str:
     return "—" if x is None else f"{x * 1e3:.3f}"
 
@@ -335,9 +356,10 @@ def main(argv: list[str] | None = None) -> int:
     table = Table(title=f"SME speed: analogist {__version__} vs "
                         f"{(peer or {}).get('package', 'peer')} {(peer or {}).get('version', '')}")
     table.add_column("case", no_wrap=True)
-    for col in ("exprs b/t", "ours ms", "peer ms", "peer/ours", "ours agrees",
-                "peer agrees"):
-        table.add_column(col, justify="right" if "ms" in col or "/" in col else "left")
+    for col in ("exprs b/t", "ours ms", "peer ms", "peer/ours", "ours ok",
+                "peer ok"):
+        table.add_column(col, justify="right" if "ms" in col or "/" in col else "left",
+                         min_width=len(col))
     for r in rows:
         ratio = r["ratio_peer_over_ours"]
         table.add_row(r["case"], f"{r['base_expressions']}/{r['target_expressions']}",
@@ -346,7 +368,8 @@ def main(argv: list[str] | None = None) -> int:
                       "—" if ratio is None else f"{ratio:.1f}×",
                       yn(r["ours_agrees"]), yn(r["peer_agrees"]))
     console.print(table)
-    console.print("agreement: reference cases vs the SME v4 expected top mapping; random pairs "
+    console.print("ok = top mapping agrees: reference cases with the SME v4 expected top mapping; "
+                  "random pairs "
                   "between the two tools' top entity correspondences.")
     for name, t in targets.items():
         mark = {True: "[green]PASS[/]", False: "[red]FAIL[/]", None: "n/a"}[t["pass"]]
@@ -364,12 +387,13 @@ def main(argv: list[str] | None = None) -> int:
                     "processor": platform.processor() or platform.machine(),
                     "cpu_count": os.cpu_count()},
         "analogist_version": __version__,
+        "analogist_git": _git_state(),
         "peer": None if peer is None else {k: peer[k] for k in
                                            ("package", "version", "python", "canon")},
         "peer_note": peer_note,
         "settings": {"reps": args.reps, "peer_reps": args.peer_reps, "warmup": args.warmup,
                      "pairs": args.pairs, "seed": args.seed, "peer_canon": args.peer_canon,
-                     "expected": str(expected_path) if expected_path else None},
+                     "expected": _display_path(expected_path)},
         "targets": targets,
         "cases": rows,
     }
