@@ -118,7 +118,7 @@ class Description:
     """
 
     __slots__ = ("name", "entities", "expressions", "names", "vocabulary", "source",
-                 "documentation", "metadata", "_top_level", "_index", "_roots")
+                 "documentation", "metadata", "_top_level", "_index", "_roots", "__weakref__")
 
     def __init__(self, name: str, entities: Sequence[str], expressions: Sequence[Expr],
                  names: Mapping[str, Expr], vocabulary: Vocabulary, *, source: str | None = None,

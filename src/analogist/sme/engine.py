@@ -61,6 +61,7 @@ Departures from the reference SME v4:
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import product
@@ -90,31 +91,36 @@ class _Functor:
 
 
 class MatchHypothesis:
-    """A proposed correspondence between a base item and a target item."""
+    """A proposed correspondence between a base item and a target item.
 
-    __slots__ = ("id", "bit", "base", "target", "kind", "order", "args", "parents", "functor_mh",
-                 "incomplete", "inconsistent", "desc", "nogood", "score", "commutative",
-                 "possible_children", "function_match", "identical")
+    Attributes with class-level defaults are set on an instance only when they differ (an MH is
+    created for every candidate pair, so construction is kept cheap).
+    """
 
-    def __init__(self, base: Item, target: Item, kind: int, order: int) -> None:
+    # defaults, overridden per instance when needed
+    functor_mh: MatchHypothesis | None = None
+    incomplete = False
+    inconsistent = False
+    desc = 0
+    nogood = 0
+    score = 0.0
+    commutative = False
+    possible_children: list[MatchHypothesis] = []  # replaced (never mutated) when commutative
+    function_match = False
+    identical = True
+
+    def __init__(self, base: Item, target: Item, kind: int, order: int, bk: int = 0,
+                 tk: int = 0) -> None:
         self.id = -1
         self.bit = 0
+        self.bk = bk  # integer keys of the base and target items (functors: negative)
+        self.tk = tk
         self.base = base
         self.target = target
         self.kind = kind
         self.order = order
         self.args: list[MatchHypothesis] = []
         self.parents: list[MatchHypothesis] = []
-        self.functor_mh: MatchHypothesis | None = None
-        self.incomplete = False
-        self.inconsistent = False
-        self.desc = 0
-        self.nogood = 0
-        self.score = 0.0
-        self.commutative = False
-        self.possible_children: list[MatchHypothesis] = []
-        self.function_match = False
-        self.identical = True
 
     @property
     def okay(self) -> bool:
@@ -139,156 +145,199 @@ class MHSet:
     """All match hypotheses of one comparison, with their indexes."""
 
     mhs: list[MatchHypothesis] = field(default_factory=list)
-    by_pair: dict[tuple[Item, Item], list[MatchHypothesis]] = field(default_factory=dict)
+    by_pair: dict[tuple[int, int], list[MatchHypothesis]] = field(default_factory=dict)
+
+
+class _Indexed:
+    """One description as integer-indexed arrays (expressions first, then entities), built once
+    per description and cached: the builder below works on these integers only."""
+
+    __slots__ = ("items", "n_expr", "functor", "args", "order", "function", "pred", "bins",
+                 "__weakref__")
+
+    def __init__(self, d: Description) -> None:
+        exprs = d.expressions
+        n = len(exprs)
+        items: list[Item] = [*exprs, *d.entities]
+        index: dict[Item, int] = {x: i for i, x in enumerate(items)}
+        vocab = d.vocabulary
+        self.items = items
+        self.n_expr = n
+        self.functor = [e.functor for e in exprs]
+        self.args = [tuple(index[a] for a in e.args) for e in exprs]
+        self.order = [e.order for e in exprs]
+        preds: dict[str, Any] = {}
+        for f in self.functor:
+            if f not in preds:
+                preds[f] = vocab.get(f)
+        self.pred = [preds[f] for f in self.functor]
+        self.function = [p is not None and p.kind is PredicateKind.FUNCTION for p in self.pred]
+        bins: dict[str, list[int]] = {}
+        for i, f in enumerate(self.functor):
+            bins.setdefault(f, []).append(i)
+        self.bins = bins
+
+
+_INDEXED: weakref.WeakKeyDictionary[Description, _Indexed] = weakref.WeakKeyDictionary()
+
+
+def _indexed(d: Description) -> _Indexed:
+    got = _INDEXED.get(d)
+    if got is None:
+        got = _INDEXED[d] = _Indexed(d)
+    return got
 
 
 class _Builder:
-    __slots__ = ("base", "target", "out", "bvocab", "tvocab", "functors_b", "functors_t",
-                 "preds")
+    __slots__ = ("B", "T", "out", "by_pair", "functors", "fkeys")
 
     def __init__(self, base: Description, target: Description) -> None:
-        self.base = base
-        self.target = target
+        self.B = _indexed(base)
+        self.T = _indexed(target)
         self.out = MHSet()
-        self.bvocab = base.vocabulary
-        self.tvocab = target.vocabulary
-        self.functors_b: dict[str, _Functor] = {}
-        self.functors_t: dict[str, _Functor] = {}
-        self.preds: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
-
-    def functor_tok(self, name: str, side: int) -> _Functor:
-        table = self.functors_b if side == 0 else self.functors_t
-        tok = table.get(name)
-        if tok is None:
-            tok = table[name] = _Functor(name)
-        return tok
+        self.by_pair = self.out.by_pair
+        self.functors: dict[tuple[str, str], MatchHypothesis] = {}
+        self.fkeys: tuple[dict[str, int], dict[str, int]] = ({}, {})
 
     def index(self, mh: MatchHypothesis) -> None:
         out = self.out
         mh.id = len(out.mhs)
         mh.bit = 1 << mh.id
         out.mhs.append(mh)
-        key = (mh.base, mh.target)
-        same = out.by_pair.get(key)
+        key = (mh.bk, mh.tk)
+        same = self.by_pair.get(key)
         if same is None:
-            out.by_pair[key] = [mh]
+            self.by_pair[key] = [mh]
         else:
             same.append(mh)
 
-    def existing(self, b: Item, t: Item) -> list[MatchHypothesis] | None:
-        return self.out.by_pair.get((b, t))
-
-    def functor_alignment(self, mh: MatchHypothesis) -> None:
-        bf = self.functor_tok(mh.base.functor, 0)
-        tf = self.functor_tok(mh.target.functor, 1)
-        got = self.existing(bf, tf)
-        if got:
-            fmh = got[0]
-        else:
-            fmh = MatchHypothesis(bf, tf, FUNCTOR, 0)
+    def functor_alignment(self, mh: MatchHypothesis, b: int, t: int) -> None:
+        fb, ft = self.B.functor[b], self.T.functor[t]
+        fmh = self.functors.get((fb, ft))
+        if fmh is None:
+            fmh = MatchHypothesis(_Functor(fb), _Functor(ft), FUNCTOR, 0)
+            # functor keys are negative, so they never collide with item indexes
+            fmh.bk = -1 - self.fkeys[0].setdefault(fb, len(self.fkeys[0]))
+            fmh.tk = -1 - self.fkeys[1].setdefault(ft, len(self.fkeys[1]))
+            self.functors[(fb, ft)] = fmh
             self.index(fmh)
         fmh.parents.append(mh)
         mh.functor_mh = fmh
 
-    def pred(self, functor: str, side: int) -> Any:
-        cache = self.preds[side]
-        try:
-            return cache[functor]
-        except KeyError:
-            p = cache[functor] = (self.bvocab if side == 0 else self.tvocab).get(functor)
-            return p
-
-    def kind(self, functor: str, side: int) -> PredicateKind:
-        p = self.pred(functor, side)
-        return p.kind if p is not None else PredicateKind.RELATION
-
-    def alignable(self, b: Item, t: Item) -> bool:
+    def alignable(self, b: int, t: int) -> bool:
         """The reference's ``arguments-alignable?`` (without minimal ascension)."""
-        b_ent = not isinstance(b, Expr)
-        t_ent = not isinstance(t, Expr)
+        B, T = self.B, self.T
+        b_ent = b >= B.n_expr
+        t_ent = t >= T.n_expr
         if b_ent or t_ent:
             return b_ent and t_ent
-        if b.functor == t.functor and len(b.args) == len(t.args):
-            return True
-        return (len(b.args) == len(t.args) and self.kind(b.functor, 0) is PredicateKind.FUNCTION
-                and self.kind(t.functor, 1) is PredicateKind.FUNCTION)
+        if len(B.args[b]) != len(T.args[t]):
+            return False
+        return B.functor[b] == T.functor[t] or (B.function[b] and T.function[t])
 
-    def local_match(self, b: Item, t: Item) -> list[MatchHypothesis]:
-        got = self.existing(b, t)
+    def local_match(self, b: int, t: int) -> list[MatchHypothesis]:
+        got = self.by_pair.get((b, t))
         if got:
             return got
-        if not isinstance(b, Expr):
-            mh = MatchHypothesis(b, t, ENTITY, 0)
+        B = self.B
+        if b >= B.n_expr:
+            mh = MatchHypothesis(B.items[b], self.T.items[t], ENTITY, 0, b, t)
             self.index(mh)
             return [mh]
-        p = self.pred(b.functor, 0)
-        if p is not None and p.symmetric and len(b.args) == 2:
-            return self.expression_mh(b, t, False) + self.expression_mh(b, t, True)
-        if p is not None and p.commutative:
-            return [self.commutative_mh(b, t, p.n_ary)]
+        p = B.pred[b]
+        if p is not None:
+            if p.symmetric and len(B.args[b]) == 2:
+                return self.expression_mh(b, t, False) + self.expression_mh(b, t, True)
+            if p.commutative:
+                return [self.commutative_mh(b, t, p.n_ary)]
         return self.expression_mh(b, t, False)
 
-    def _new_expr_mh(self, b: Expr, t: Expr) -> MatchHypothesis:
-        mh = MatchHypothesis(b, t, EXPRESSION, max(b.order, t.order))
-        fun = self.kind(b.functor, 0) is PredicateKind.FUNCTION
-        mh.function_match = fun
-        mh.identical = b.functor == t.functor
+    def _new_expr_mh(self, b: int, t: int) -> MatchHypothesis:
+        B, T = self.B, self.T
+        mh = MatchHypothesis(B.items[b], T.items[t], EXPRESSION,
+                             max(B.order[b], T.order[t]), b, t)
+        if B.function[b]:
+            mh.function_match = True
+        if B.functor[b] != T.functor[t]:
+            mh.identical = False
         return mh
 
-    def expression_mh(self, b: Expr, t: Expr, reverse: bool) -> list[MatchHypothesis]:
-        bargs = b.args
-        targs = t.args[::-1] if reverse else t.args
-        if len(bargs) != len(targs):
+    def expression_mh(self, b: int, t: int, reverse: bool) -> list[MatchHypothesis]:
+        bargs = self.B.args[b]
+        targs = self.T.args[t][::-1] if reverse else self.T.args[t]
+        n = len(bargs)
+        if n != len(targs) or not n:
             mh = self._new_expr_mh(b, t)
-            mh.incomplete = True
+            if n != len(targs):
+                mh.incomplete = True
             self.index(mh)
-            self.functor_alignment(mh)
+            self.functor_alignment(mh, b, t)
             return [mh]
         arg_lists: list[list[MatchHypothesis]] = []
-        incomplete = False
-        for ba, ta in zip(bargs, targs, strict=True):
-            if self.alignable(ba, ta):
-                arg_lists.append(self.local_match(ba, ta))
-            else:
-                incomplete = True
-        if incomplete or not bargs:
+        single = True
+        alignable, local_match = self.alignable, self.local_match
+        for i in range(n):
+            ba, ta = bargs[i], targs[i]
+            if not alignable(ba, ta):
+                # the reference still proposes the alignable arguments of an incomplete match
+                for j in range(i + 1, n):
+                    if alignable(bargs[j], targs[j]):
+                        local_match(bargs[j], targs[j])
+                mh = self._new_expr_mh(b, t)
+                mh.incomplete = True
+                self.index(mh)
+                self.functor_alignment(mh, b, t)
+                return [mh]
+            got = local_match(ba, ta)
+            if len(got) != 1:
+                single = False
+            arg_lists.append(got)
+        if single:
             mh = self._new_expr_mh(b, t)
-            mh.incomplete = incomplete
+            args = mh.args
+            for x in arg_lists:
+                a = x[0]
+                # an argument that repeats (e.g. (f x x)) is one child, as in the reference
+                if a not in args:
+                    args.append(a)
+                    a.parents.append(mh)
             self.index(mh)
-            self.functor_alignment(mh)
+            self.functor_alignment(mh, b, t)
             return [mh]
         made: list[MatchHypothesis] = []
         for combo in product(*arg_lists):
             mh = self._new_expr_mh(b, t)
+            args = mh.args
             for a in combo:
-                if a not in mh.args:
-                    mh.args.append(a)
+                if a not in args:
+                    args.append(a)
                     a.parents.append(mh)
-                # an argument that repeats (e.g. (f x x)) is one child, as in the reference
             made.append(mh)
         for mh in made:
             self.index(mh)
-            self.functor_alignment(mh)
+            self.functor_alignment(mh, b, t)
         return made
 
-    def commutative_mh(self, b: Expr, t: Expr, n_ary: bool) -> MatchHypothesis:
+    def commutative_mh(self, b: int, t: int, n_ary: bool) -> MatchHypothesis:
         mh = self._new_expr_mh(b, t)
         mh.commutative = True
+        mh.possible_children = []
         self.index(mh)
-        self.functor_alignment(mh)
+        self.functor_alignment(mh, b, t)
         aligned_b: set[int] = set()
         aligned_t: set[int] = set()
-        for i, ba in enumerate(b.args):
-            for j, ta in enumerate(t.args):
+        bargs, targs = self.B.args[b], self.T.args[t]
+        for i, ba in enumerate(bargs):
+            for j, ta in enumerate(targs):
                 if self.alignable(ba, ta):
                     child = self.local_match(ba, ta)[0]
                     child.parents.append(mh)
                     mh.possible_children.append(child)
                     aligned_b.add(i)
                     aligned_t.add(j)
-        miss_b = len(aligned_b) < len(b.args)
-        miss_t = len(aligned_t) < len(t.args)
-        tn = self.pred(t.functor, 1)
+        miss_b = len(aligned_b) < len(bargs)
+        miss_t = len(aligned_t) < len(targs)
+        tn = self.T.pred[t]
         t_nary = bool(tn is not None and tn.n_ary)
         if n_ary:
             if (t_nary and (miss_b or miss_t)) or (not t_nary and miss_t):
@@ -304,26 +353,21 @@ class _Builder:
 def build_match_hypotheses(base: Description, target: Description) -> MHSet:
     """Step 1: local matches and their argument expansions (see module docstring)."""
     bld = _Builder(base, target)
+    B, T = bld.B, bld.T
     # The reference bins expressions by predicate and walks the base bins in order of first
     # appearance, and each bin's items newest first (base and target alike). Following it keeps
     # the order of creation, and so the order of ties, the same as the reference's.
-    tbins: dict[str, list[Expr]] = {}
-    for t in target.expressions:
-        tbins.setdefault(t.functor, []).append(t)
-    bbins: dict[str, list[Expr]] = {}
-    for b in base.expressions:
-        bbins.setdefault(b.functor, []).append(b)
-    for functor in bbins:
-        p = bld.pred(functor, 0)
-        if p is not None and p.ubiquitous:
-            continue
-        targets = tbins.get(functor)
+    for functor, bitems in B.bins.items():
+        targets = T.bins.get(functor)
         if not targets:
             continue
-        for b in reversed(bbins[functor]):
-            n = len(b.args)
+        p = B.pred[bitems[0]]
+        if p is not None and p.ubiquitous:
+            continue
+        for b in reversed(bitems):
+            n = len(B.args[b])
             for t in reversed(targets):
-                if len(t.args) == n:
+                if len(T.args[t]) == n:
                     bld.local_match(b, t)
     return bld.out
 
@@ -369,13 +413,13 @@ def propagate_consistency(mhset: MHSet) -> None:
             if not p.incomplete and not p.commutative:
                 p.incomplete = True
                 stack.append(p)
-    on_base: dict[Item, int] = {}
-    on_target: dict[Item, int] = {}
+    on_base: dict[int, int] = {}
+    on_target: dict[int, int] = {}
     for m in mhs:
-        on_base[m.base] = on_base.get(m.base, 0) | m.bit
-        on_target[m.target] = on_target.get(m.target, 0) | m.bit
+        on_base[m.bk] = on_base.get(m.bk, 0) | m.bit
+        on_target[m.tk] = on_target.get(m.tk, 0) | m.bit
     for m in mhs:
-        m.nogood = (on_base[m.base] | on_target[m.target]) & ~m.bit
+        m.nogood = (on_base[m.bk] | on_target[m.tk]) & ~m.bit
         m.desc = m.bit
     for m in sorted(mhs, key=_order_key):
         d, n = m.desc, m.nogood
@@ -458,12 +502,18 @@ class _MergeState:
     kernels: list[Mapping]
     cache: dict[frozenset[int], Mapping]
     counter: int
+    undecided: int = 0  # bits of commutative hypotheses whose arguments are not decided
 
 
 def _bits(x: int) -> list[int]:
-    """Indexes of the set bits of ``x`` (ascending)."""
-    s = bin(x)[:1:-1]
-    return [i for i, c in enumerate(s) if c == "1"]
+    """Indexes of the set bits of ``x`` (ascending); O(number of set bits)."""
+    out = []
+    append = out.append
+    while x:
+        low = x & -x
+        append(low.bit_length() - 1)
+        x ^= low
+    return out
 
 
 def find_kernels(mhset: MHSet) -> list[Mapping]:
@@ -472,9 +522,12 @@ def find_kernels(mhset: MHSet) -> list[Mapping]:
     seen: set[int] = set()
 
     def visit(m: MatchHypothesis) -> None:
-        if m.okay:
-            if m.kind == FUNCTOR or any(p.okay for p in m.parents):
+        if not (m.incomplete or m.inconsistent):
+            if m.kind == FUNCTOR:
                 return
+            for p in m.parents:
+                if not (p.incomplete or p.inconsistent):
+                    return
             if m.id not in seen:
                 seen.add(m.id)
                 roots.append(m)
@@ -520,7 +573,7 @@ def evaluate(mhset: MHSet, params: SMEParams) -> None:
             used_t: set[int] = set()
             s = m.score
             for p in ordered:
-                kb, kt = p.base, p.target
+                kb, kt = p.bk, p.tk
                 if kb in used_b or kt in used_t:
                     continue
                 used_b.add(kb)
@@ -614,8 +667,11 @@ def _settle_commutatives(state: _MergeState, mp: Mapping) -> None:
 
 
 def _init_pending(state: _MergeState, mp: Mapping) -> None:
-    mp.pending = [state.mhs[i] for i in _bits(mp.mhs)
-                  if state.mhs[i].commutative and not state.mhs[i].args]
+    undecided = mp.mhs & state.undecided
+    if not undecided:
+        mp.pending = []
+        return
+    mp.pending = [state.mhs[i] for i in _bits(undecided)]
     if mp.pending:
         _settle_commutatives(state, mp)
 
@@ -733,17 +789,24 @@ def greedy_merge(state: _MergeState, base: Description, params: SMEParams) -> li
         updated = []
         for k in kernels:
             nk = k
-            for i in _bits(k.mhs):
-                m = state.mhs[i]
-                if m.kind == ENTITY and m.id in attr_table:
-                    nk = _merge(state, nk, attr_table[m.id])
+            if attr_table:
+                for i in _bits(k.mhs):
+                    m = state.mhs[i]
+                    if m.kind == ENTITY and m.id in attr_table:
+                        nk = _merge(state, nk, attr_table[m.id])
             updated.append(nk)
         partitions.append(_careful_sort(updated))
     for akey in reversed(attr_order):
         partitions.append([attr_table[akey]])
     candidates: list[Mapping] = []
+    done: dict[tuple[int, ...], list[Mapping]] = {}
     for part in partitions:
-        for c in _greedy_cream(state, part, 0.0, len(part)):
+        # a kernel can root several partitions; equal partitions merge to equal results
+        key = tuple(id(k) for k in part)
+        creamed = done.get(key)
+        if creamed is None:
+            creamed = done[key] = _greedy_cream(state, part, 0.0, len(part))
+        for c in creamed:
             if c not in candidates:
                 _insert(candidates, c)
     return _greedy_cream(state, [c for c in candidates if not c.inconsistent],
@@ -949,6 +1012,9 @@ def match(base: Description, target: Description, params: SMEParams | None = Non
     kernels = find_kernels(mhset)
     evaluate(mhset, params)
     state = _MergeState(mhset.mhs, sorted(kernels, key=lambda k: k.id), {}, len(kernels))
+    for m in mhset.mhs:
+        if m.commutative and not m.args:
+            state.undecided |= m.bit
     for k in kernels:
         k.score = _score_of(state, k.mhs)
         state.cache[k.submappings] = k
