@@ -421,7 +421,7 @@ def propagate_consistency(mhset: MHSet) -> None:
     for m in mhs:
         m.nogood = (on_base[m.bk] | on_target[m.tk]) & ~m.bit
         m.desc = m.bit
-    for m in sorted(mhs, key=_order_key):
+    for m in sorted(mhs, key=_order):  # stable: ties stay in creation order
         d, n = m.desc, m.nogood
         f = m.functor_mh
         if f is not None:
@@ -444,8 +444,8 @@ def propagate_consistency(mhset: MHSet) -> None:
             _filter_commutative_children(m)
 
 
-def _order_key(m: MatchHypothesis) -> tuple[int, int]:
-    return (m.order, m.id)
+def _order(m: MatchHypothesis) -> int:
+    return m.order
 
 
 def _filter_commutative_children(m: MatchHypothesis) -> None:
@@ -550,40 +550,52 @@ def find_kernels(mhset: MHSet) -> list[Mapping]:
 
 
 def evaluate(mhset: MHSet, params: SMEParams) -> None:
-    """Step 4: trickle-down scores on every complete, consistent hypothesis (in place)."""
-    queue = [m for m in reversed(mhset.mhs) if m.okay]
-    queue.sort(key=lambda m: -m.order)
-    for m in mhset.mhs:
-        m.score = 0.0
+    """Step 4: trickle-down scores on every complete, consistent hypothesis (in place).
+
+    Expects fresh hypotheses (score 0) as :func:`build_match_hypotheses` makes them.
+    """
+    queue = [m for m in reversed(mhset.mhs) if not (m.incomplete or m.inconsistent)]
+    queue.sort(key=_neg_order)
     for m in queue:
         m.score = _local_score(m, params)
     td = params.trickle_down
     cap = params.max_local_score
-    one_to_one = params.block_most_out_of_mapping_contributions
-    in_queue = {m.id for m in queue}
+    if not params.block_most_out_of_mapping_contributions:
+        in_queue = {m.id for m in queue}
+        for m in queue:
+            _push_down(m, params, in_queue)
+        return
+    skip_functors = not params.functor_trickle_down
     for m in queue:
-        if one_to_one:
-            if m.kind == FUNCTOR and not params.functor_trickle_down:
-                continue
-            if len(m.parents) == 1:
-                ordered = m.parents
-            else:
-                ordered = sorted(reversed(m.parents), key=lambda p: -p.score)
+        if skip_functors and m.kind == FUNCTOR:
+            continue
+        parents = m.parents
+        if not parents:
+            continue
+        s = m.score
+        if len(parents) == 1:
+            s += td * parents[0].score
+        else:
             used_b: set[int] = set()
             used_t: set[int] = set()
-            s = m.score
-            for p in ordered:
+            for p in sorted(reversed(parents), key=_neg_score):
                 kb, kt = p.bk, p.tk
                 if kb in used_b or kt in used_t:
                     continue
                 used_b.add(kb)
                 used_t.add(kt)
                 s += td * p.score
-                if cap is not None and s > cap:
-                    s = cap
-            m.score = s
-        else:
-            _push_down(m, params, in_queue)
+        if cap is not None and s > cap:
+            s = cap
+        m.score = s
+
+
+def _neg_order(m: MatchHypothesis) -> int:
+    return -m.order
+
+
+def _neg_score(m: MatchHypothesis) -> float:
+    return -m.score
 
 
 def _local_score(m: MatchHypothesis, params: SMEParams) -> float:
@@ -685,13 +697,15 @@ def _merge(state: _MergeState, m1: Mapping, m2: Mapping) -> Mapping:
     for r in m2.roots:
         if r not in roots:
             roots.append(r)
+    if m2.mhs & ~m1.mhs and not m1.mhs & ~m2.mhs:
+        m1, m2 = m2, m1  # add the smaller difference to the larger mapping's score
     mp = Mapping(state.counter, m1.mhs | m2.mhs, m1.nogood | m2.nogood, roots, key)
     state.counter += 1
-    mp.pending = [c for c in (*m1.pending, *m2.pending)]
-    mp.pending = list(dict.fromkeys(mp.pending))
-    if mp.pending:
+    if m1.pending or m2.pending:
+        mp.pending = list(dict.fromkeys((*m1.pending, *m2.pending)))
         _settle_commutatives(state, mp)
-    mp.score = _score_of(state, mp.mhs)
+    # a mapping's score is the sum of its hypotheses' scores: add what m1 lacks
+    mp.score = m1.score + _score_of(state, mp.mhs & ~m1.mhs)
     state.cache[key] = mp
     return mp
 
@@ -1016,9 +1030,9 @@ def match(base: Description, target: Description, params: SMEParams | None = Non
         if m.commutative and not m.args:
             state.undecided |= m.bit
     for k in kernels:
+        _init_pending(state, k)  # may integrate commutative choices into the kernel
         k.score = _score_of(state, k.mhs)
         state.cache[k.submappings] = k
-        _init_pending(state, k)
     chosen = greedy_merge(state, base, params)
     finals: list[tuple[float, Mapping]] = []
     for mp in chosen:
