@@ -180,3 +180,13 @@ def test_sexpr_reader_basics() -> None:
     forms = parse("; comment\n(a \"S t\" 1 2.5 'q #| x |# B)\n", source="s")
     assert forms == [["a", "S t", 1, 2.5, ["quote", "q"], "b"]]
     assert forms[0].line == 2
+
+
+def test_description_from_data_rejects_bad_shapes() -> None:
+    with pytest.raises(DescriptionError, match="expressions"):
+        Description.from_data({"name": "d", "expressions": "nope"}, VOCAB, source="d.json")
+    with pytest.raises(DescriptionError) as ei:
+        Description.from_data({"expressions": [{"name": "x"}]}, VOCAB, source="d.json")
+    assert ei.value.field == "expressions[0]"
+    with pytest.raises(VocabularyError):
+        Description.from_data({"expressions": [{"form": ["nosuch", "a"]}]}, VOCAB)

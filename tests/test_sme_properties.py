@@ -132,3 +132,13 @@ def test_expr_identity_helpers() -> None:
     e = Expr("r1", ["a", "b"])
     assert e == Expr("r1", ["a", "b"]) and hash(e) == hash(Expr("r1", ["a", "b"]))
     assert e.sexpr() == "(r1 a b)"
+
+
+@SETTINGS
+@given(descriptions())
+def test_description_data_round_trip(d: Description) -> None:
+    again = Description.from_data(json.loads(json.dumps(d.to_data())), VOCAB)
+    assert set(again.expressions) == set(d.expressions)
+    assert set(again.top_level) == set(d.top_level)
+    assert set(again.entities) == set(d.entities)
+    assert again.to_data() == d.to_data()

@@ -220,6 +220,28 @@ class Description:
             ],
         }
 
+    @classmethod
+    def from_data(cls, data: Any, vocabulary: Vocabulary, *, strict: bool = True,
+                  source: str | None = None) -> Description:
+        """The inverse of :meth:`to_data` (validating, like :meth:`build`)."""
+        if not isinstance(data, Mapping):
+            raise DescriptionError("expected a mapping with name, entities, expressions",
+                                   source=source)
+        exprs = data.get("expressions")
+        if not isinstance(exprs, list):
+            raise DescriptionError("expected a list", source=source, field="expressions")
+        for i, e in enumerate(exprs):
+            if not isinstance(e, Mapping) or "form" not in e:
+                raise DescriptionError("expected {form, name?}", source=source,
+                                       field=f"expressions[{i}]")
+        ents = data.get("entities")
+        if ents is not None and not (isinstance(ents, list)
+                                     and all(isinstance(x, str) for x in ents)):
+            raise DescriptionError("expected a list of entity names", source=source,
+                                   field="entities")
+        return cls.build(str(data.get("name", "description")), exprs, vocabulary,
+                         entities=ents, strict=strict, source=source)
+
     # ---------------------------------------------------------------------------------------
     @classmethod
     def build(
