@@ -1,0 +1,450 @@
+"""The judge: what an analogy licenses, in the likeness / difference / unknown form.
+
+Given a source episode, a target episode and a structure mapping between them (SME), the judge
+
+* lists **likenesses** (source relations and causal edges that are mapped), **differences**
+  (alignable differences: matched structure whose functors differ, and source relations whose
+  roles map onto roles the target relates differently) and **unknowns** (source structure with no
+  counterpart in the target: candidate inferences not yet observed there) — Neustadt & May's
+  likenesses / differences / unknowns (1986), produced by the alignment itself (Markman & Gentner
+  1993);
+* applies the **causal-path gate** to each conclusion of the source (an effect at the end of its
+  causal chain): the conclusion transfers only when every cause on its supporting path is mapped,
+  every mapped edge on that path is observed (not inferred) on both sides, and no unmatched
+  preventer of the conclusion or of its path exists on either side (Lee & Holyoak 2008; Holyoak,
+  Lee & Lu 2010; seed 000 §8);
+* decides separately whether the **mechanism** (the source's fix operator, rewritten through the
+  role mapping) transfers: when enough of the source's structure is mapped;
+* names one **prediction**: a cheap observable the mapping predicts in the target, with the check
+  that would refute the analogy.
+
+The report renders in the seed's ANALOGY / MAPPED / MATCHES / FAILS / BLOCKERS / TRANSFER /
+PREDICT / CHECK format and as JSON. The judge is deterministic and uses no model.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from analogist.description import Description, Expr, to_sexpr
+from analogist.errors import AnalogistError
+from analogist.signature import Atom, CausalEdge, Signature, compile_signature
+from analogist.sme import GlobalMapping, MatchResult, SMEParams, match
+from analogist.vocabulary import Vocabulary
+
+POSITIVE_EDGES = ("causes", "enables")
+"""Edge types that support their effect (with sign +1)."""
+
+BLOCKING_EDGES = ("prevents",)
+"""Edge types that block their effect."""
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeParams:
+    """Thresholds of the judge.
+
+    Attributes:
+        mechanism_threshold: share of the source's stated structure (relations and causal edges)
+            that a mapping must cover for the mechanism (fix operator) to transfer.
+        sme: parameters of the structure-mapping engine.
+    """
+
+    mechanism_threshold: float = 0.5
+    sme: SMEParams = field(default_factory=SMEParams)
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.mechanism_threshold <= 1.0:
+            raise AnalogistError("mechanism_threshold must be in [0, 1]",
+                                 field="mechanism_threshold")
+
+
+@dataclass(frozen=True, slots=True)
+class Conclusion:
+    """One conclusion of the source and what the gate decided for it.
+
+    ``status`` is ``holds`` (already mapped: the target shows it too), ``transfer`` (licensed) or
+    ``withheld``; ``reasons`` say why it was withheld.
+    """
+
+    source: str
+    projected: str
+    status: str
+    reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    observable: str
+    check: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class AnalogyReport:
+    """The judgement of one source → target analogy."""
+
+    source_id: str
+    target_id: str
+    source_gist: str
+    role_map: dict[str, str]
+    target_roles: dict[str, str]
+    score: float
+    normalized_score: float
+    coverage: float
+    likenesses: tuple[tuple[str, str], ...]
+    differences: tuple[tuple[str, str], ...]
+    unknowns: tuple[str, ...]
+    n_source_relations: int
+    n_matched_relations: int
+    blockers: tuple[str, ...]
+    conclusions: tuple[Conclusion, ...]
+    mechanism: str | None
+    transfer_mechanism: bool
+    prediction: Prediction | None
+
+    @property
+    def transfer(self) -> bool:
+        """Whether the source's conclusion transfers: at least one conclusion passes the gate."""
+        return any(c.status == "transfer" for c in self.conclusions)
+
+    @property
+    def verdict(self) -> str:
+        if self.transfer:
+            return "transfer"
+        if self.transfer_mechanism:
+            return "mechanism only"
+        return "no transfer"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source_id,
+            "target": self.target_id,
+            "score": self.score,
+            "normalized_score": self.normalized_score,
+            "coverage": self.coverage,
+            "role_map": dict(self.role_map),
+            "likenesses": [list(x) for x in self.likenesses],
+            "differences": [list(x) for x in self.differences],
+            "unknowns": list(self.unknowns),
+            "blockers": list(self.blockers),
+            "conclusions": [{"source": c.source, "projected": c.projected, "status": c.status,
+                             "reasons": list(c.reasons)} for c in self.conclusions],
+            "mechanism": self.mechanism,
+            "transfer_mechanism": self.transfer_mechanism,
+            "transfer": self.transfer,
+            "verdict": self.verdict,
+            "prediction": None if self.prediction is None else {
+                "observable": self.prediction.observable, "check": self.prediction.check,
+                "source": self.prediction.source},
+        }
+
+    def render(self) -> str:
+        """The seed's report format (seed 000 §8)."""
+        lines = [f"ANALOGY   source={self.source_id} ({self.source_gist}) "
+                 f"target={self.target_id}  score={self.score:.3f}, "
+                 f"{self.coverage:.0%} of the source's relations and edges mapped"]
+        mapped = ", ".join(f"{s}→{t}" for s, t in self.role_map.items()) or "nothing"
+        lines.append(f"MAPPED    {mapped}")
+        names = ", ".join(sorted({_pred_of(s) for s, _t in self.likenesses})) or "none"
+        lines.append(f"MATCHES   {names} ({self.n_matched_relations}/{self.n_source_relations} "
+                     "source relations)")
+        fails = [f"{s}: target has {t} instead" for s, t in self.differences]
+        fails += [f"{u}: unknown in target" for u in self.unknowns]
+        lines.append("FAILS     " + ("; ".join(fails) if fails else "nothing"))
+        lines.append("BLOCKERS  " + ("; ".join(self.blockers) if self.blockers else "none"))
+        mech = (f"mechanism: {self.mechanism} → "
+                f"{'transfer' if self.transfer_mechanism else 'do NOT transfer'}"
+                if self.mechanism else "mechanism: none stated in the source")
+        concl = "; ".join(
+            f'conclusion: "{c.projected}" → '
+            + {"holds": "already holds in target", "transfer": "transfer",
+               "withheld": "do NOT transfer"}[c.status]
+            + (f" ({'; '.join(c.reasons)})" if c.reasons else "")
+            for c in self.conclusions) or "no causal conclusion in the source"
+        lines.append(f"TRANSFER  {mech}; {concl}")
+        if self.prediction is None:
+            lines.append("PREDICT   nothing checkable: no unmapped source structure over mapped "
+                         "roles")
+        else:
+            lines.append(f"PREDICT   {self.prediction.observable}")
+            lines.append(f"CHECK     {self.prediction.check}")
+        return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------
+
+
+def _pred_of(atom_text: str) -> str:
+    return atom_text.split("(", 1)[0]
+
+
+class _Side:
+    """A signature with its compiled description and atom ↔ expression lookups."""
+
+    def __init__(self, sig: Signature, desc: Description) -> None:
+        self.sig = sig
+        self.desc = desc
+        canon = desc.vocabulary.canonical
+        self.expr_of_atom: dict[Atom, Expr] = {}
+        for a in [*sig.relations, *(x for e in sig.causal_chain for x in e.atoms())]:
+            self.expr_of_atom[a] = Expr(canon(a.predicate), a.args)
+        self.expr_of_edge: dict[CausalEdge, Expr] = {
+            e: Expr(canon(e.edge), (self.expr_of_atom[e.cause], self.expr_of_atom[e.effect]))
+            for e in sig.causal_chain}
+
+
+def _project(atom: Atom, role_map: dict[str, str]) -> str:
+    return f"{atom.predicate}({','.join(role_map.get(r, '?' + r) for r in atom.args)})"
+
+
+def _project_text(text: str, role_map: dict[str, str]) -> str:
+    if not role_map:
+        return text
+    pattern = re.compile(r"\b(" + "|".join(re.escape(r) for r in
+                                           sorted(role_map, key=len, reverse=True)) + r")\b")
+    return pattern.sub(lambda m: role_map[m.group(1)], text)
+
+
+def _ancestor_edges(sig: Signature, atoms: list[Atom]) -> list[CausalEdge]:
+    into: dict[Atom, list[CausalEdge]] = {}
+    for e in sig.causal_chain:
+        into.setdefault(e.effect, []).append(e)
+    out: list[CausalEdge] = []
+    seen: set[Atom] = set()
+    stack = list(atoms)
+    while stack:
+        a = stack.pop()
+        if a in seen:
+            continue
+        seen.add(a)
+        for e in into.get(a, ()):
+            if e.edge in POSITIVE_EDGES and e.sign == 1:
+                if e not in out:
+                    out.append(e)
+                stack.append(e.cause)
+    return out
+
+
+def self_score(desc: Description, params: SMEParams | None = None) -> float:
+    """The score of a description mapped onto itself: its total structure, for normalising."""
+    best = match(desc, desc, params).best
+    return best.score if best is not None else 0.0
+
+
+def judge(source: Signature, target: Signature, *, vocab: Vocabulary | None = None,
+          params: JudgeParams | None = None) -> AnalogyReport:
+    """Map ``source`` onto ``target`` with SME and judge the best mapping."""
+    params = params or JudgeParams()
+    sd = compile_signature(source, vocab)
+    td = compile_signature(target, vocab)
+    result = match(sd, td, params.sme)
+    return judge_mapping(source, target, sd, td, result, params=params)
+
+
+def judge_mapping(source: Signature, target: Signature, source_desc: Description,
+                  target_desc: Description, result: MatchResult, *,
+                  mapping: GlobalMapping | None = None, params: JudgeParams | None = None,
+                  source_self_score: float | None = None) -> AnalogyReport:
+    """Judge one mapping (the best of ``result`` by default) of ``source`` onto ``target``."""
+    params = params or JudgeParams()
+    mp = mapping if mapping is not None else result.best
+    S, T = _Side(source, source_desc), _Side(target, target_desc)
+    synthetic = set(source_desc.metadata.get("synthetic_entities", []))
+    pairs = dict(mp.expression_pairs) if mp is not None else {}
+    role_map = {b: t for b, t in (mp.entity_pairs if mp is not None else ())
+                if b in source.roles and b not in synthetic}
+    score = mp.score if mp is not None else 0.0
+    total = source_self_score if source_self_score is not None else self_score(
+        source_desc, params.sme)
+    normalized = min(1.0, score / total) if total > 0 else 0.0
+
+    target_edges = {T.expr_of_edge[e]: e for e in target.causal_chain}
+    target_atom_of: dict[Expr, Atom] = {x: a for a, x in T.expr_of_atom.items()}
+
+    def mapped(x: Expr) -> bool:
+        return x in pairs
+
+    def target_text(x: Expr) -> str:
+        y = pairs[x]
+        a = target_atom_of.get(y)
+        return a.text() if a is not None else to_sexpr(y)
+
+    # likenesses, differences, unknowns --------------------------------------------------
+    likenesses: list[tuple[str, str]] = []
+    differences: list[tuple[str, str]] = []
+    unknowns: list[str] = []
+    n_matched = 0
+    mapped_targets = set(pairs.values())
+    target_by_roles: dict[tuple[str, ...], list[Atom]] = {}
+    for a in target.relations:
+        if T.expr_of_atom[a] not in mapped_targets:  # relations already matched are likenesses
+            target_by_roles.setdefault(a.args, []).append(a)
+    for a in source.relations:
+        x = S.expr_of_atom[a]
+        if mapped(x):
+            n_matched += 1
+            likenesses.append((a.text(), target_text(x)))
+            continue
+        img = tuple(role_map.get(r, "") for r in a.args)
+        other = [t for t in target_by_roles.get(img, []) if t.predicate != a.predicate] \
+            if all(img) else []
+        if other:
+            differences.append((a.text(), other[0].text()))
+        else:
+            unknowns.append(_project(a, role_map))
+    n_edges_matched = 0
+    for e in source.causal_chain:
+        x = S.expr_of_edge[e]
+        if mapped(x):
+            n_edges_matched += 1
+            likenesses.append((f"{e.cause.text()} {e.edge} {e.effect.text()}",
+                               to_sexpr(pairs[x])))
+        else:
+            unknowns.append(f"{_project(e.cause, role_map)} {e.edge} "
+                            f"{_project(e.effect, role_map)}")
+    for b, t in (mp.alignable_differences if mp is not None else ()):
+        differences.append((to_sexpr(b), to_sexpr(t)))
+
+    # blockers ------------------------------------------------------------------------------
+    blockers: list[str] = []
+    inverse = {t: s for s, t in role_map.items()}
+    source_preventers = [e for e in source.causal_chain
+                         if e.edge in BLOCKING_EDGES or e.sign == -1]
+    for e in source_preventers:
+        if not mapped(S.expr_of_edge[e]):
+            blockers.append(f"source has {e.cause.text()} {e.edge} {e.effect.text()} "
+                            "with no counterpart in the target")
+    for e in target.causal_chain:
+        if not (e.edge in BLOCKING_EDGES or e.sign == -1):
+            continue
+        x = T.expr_of_edge[e]
+        if x in mapped_targets:
+            continue
+        effect_x = T.expr_of_atom[e.effect]
+        touches = effect_x in mapped_targets or any(r in inverse for r in e.effect.args)
+        if touches:
+            blockers.append(f"target has {e.cause.text()} {e.edge} {e.effect.text()} "
+                            "(preventer absent in source)")
+
+    # conclusions and the causal-path gate ----------------------------------------------------
+    # a target atom holds when the target states it as a relation or as the effect of a
+    # supporting edge; the effect of a preventer is something that does not happen
+    asserted = {T.expr_of_atom[a] for a in target.relations}
+    asserted |= {T.expr_of_atom[e.effect] for e in target.causal_chain
+                 if e.edge in POSITIVE_EDGES and e.sign == 1}
+    asserted |= {T.expr_of_atom[e.cause] for e in target.causal_chain}
+    prevented = {T.expr_of_atom[e.effect] for e in target.causal_chain
+                 if e.edge in BLOCKING_EDGES or e.sign == -1}
+    causes = {e.cause for e in source.causal_chain}
+    sinks: list[Atom] = []
+    for e in source.causal_chain:
+        if e.effect not in causes and e.effect not in sinks and e.edge in POSITIVE_EDGES \
+                and e.sign == 1:
+            sinks.append(e.effect)
+    conclusions: list[Conclusion] = []
+    for sink in sinks:
+        sx = S.expr_of_atom[sink]
+        reasons: list[str] = []
+        if mapped(sx):
+            image = pairs[sx]
+            if image in asserted:
+                conclusions.append(Conclusion(sink.text(), target_text(sx), "holds"))
+                continue
+            if image in prevented:
+                reasons.append(f"the target says {target_text(sx)} is prevented")
+        direct = [e for e in source.causal_chain
+                  if e.effect == sink and e.edge in POSITIVE_EDGES and e.sign == 1]
+        for e in direct:
+            if not mapped(S.expr_of_atom[e.cause]):
+                reasons.append(f"{_project(e.cause, role_map)} unknown in target")
+            if e.status != "observed":
+                reasons.append(f"{e.cause.text()} {e.edge} {e.effect.text()} is inferred, "
+                               "not observed, in the source")
+        for e in _ancestor_edges(source, [d.cause for d in direct]):
+            x = S.expr_of_edge[e]
+            if not mapped(x):
+                reasons.append(f"supporting link {_project(e.cause, role_map)} {e.edge} "
+                               f"{_project(e.effect, role_map)} not mapped")
+                continue
+            if e.status != "observed":
+                reasons.append(f"supporting link {e.cause.text()} {e.edge} "
+                               f"{e.effect.text()} is inferred in the source")
+            te = target_edges.get(pairs[x])
+            if te is not None and te.status != "observed":
+                reasons.append(f"supporting link {te.cause.text()} {te.edge} "
+                               f"{te.effect.text()} is inferred in the target")
+        path_atoms = {sink} | {d.cause for d in direct} | {
+            a for e in _ancestor_edges(source, [d.cause for d in direct]) for a in e.atoms()}
+        for e in source_preventers:
+            if e.effect in path_atoms and not mapped(S.expr_of_edge[e]):
+                reasons.append(f"unmatched preventer {e.cause.text()} in the source")
+        for b in blockers:
+            if b.startswith("target has"):
+                reasons.append(b)
+        if not direct:
+            reasons.append("no supporting cause in the source")
+        status = "withheld" if reasons else "transfer"
+        projected = target_text(sx) if mapped(sx) else _project(sink, role_map)
+        conclusions.append(Conclusion(sink.text(), projected, status,
+                                      tuple(dict.fromkeys(reasons))))
+
+    # mechanism ------------------------------------------------------------------------------
+    mechanism = _project_text(source.fix_operator, role_map) if source.fix_operator else None
+    stated = len(source.relations) + len(source.causal_chain)
+    coverage = (n_matched + n_edges_matched) / stated if stated else 0.0
+    transfer_mechanism = bool(mechanism) and coverage >= params.mechanism_threshold
+
+    # prediction -----------------------------------------------------------------------------
+    prediction = _prediction(source, target, S, role_map, conclusions, mapped)
+
+    n_rel = len(source.relations)
+    gist = (source.levels.L3 or source.levels.L2 or source.symptom or source.kind)
+    return AnalogyReport(
+        source_id=source.episode_id, target_id=target.episode_id,
+        source_gist=(gist or "")[:120], role_map=role_map, target_roles=dict(target.roles),
+        score=score, normalized_score=normalized, coverage=coverage, likenesses=tuple(likenesses),
+        differences=tuple(dict.fromkeys(differences)), unknowns=tuple(dict.fromkeys(unknowns)),
+        n_source_relations=n_rel, n_matched_relations=n_matched,
+        blockers=tuple(dict.fromkeys(blockers)), conclusions=tuple(conclusions),
+        mechanism=mechanism, transfer_mechanism=transfer_mechanism, prediction=prediction)
+
+
+def _prediction(source: Signature, target: Signature, S: _Side, role_map: dict[str, str],
+                conclusions: list[Conclusion], mapped: Any) -> Prediction | None:
+    """One cheap observable the mapping predicts in the target, and its refuting check."""
+
+    def roles_text(atom: Atom) -> str:
+        return ", ".join(f"{role_map[r]} ({target.roles.get(role_map[r], '')})"
+                         for r in atom.args)
+
+    def all_mapped(atom: Atom) -> bool:
+        return all(r in role_map for r in atom.args)
+
+    # 1. an unknown direct cause of a withheld conclusion
+    withheld = {c.source for c in conclusions if c.status == "withheld"}
+    for e in source.causal_chain:
+        if e.effect.text() in withheld and e.edge in POSITIVE_EDGES and e.sign == 1:
+            a = e.cause
+            if a.args and all_mapped(a) and not mapped(S.expr_of_atom[a]):
+                obs = _project(a, role_map)
+                return Prediction(
+                    f"{obs} holds in the target (it is what {e.effect.predicate} would follow "
+                    "from)",
+                    f"observe {a.predicate} between {roles_text(a)}; if it does not hold, "
+                    "abandon the analogy before acting on it", a.text())
+    # 2. any unmapped source relation over mapped roles
+    for a in source.relations:
+        if all_mapped(a) and not mapped(S.expr_of_atom[a]):
+            obs = _project(a, role_map)
+            return Prediction(f"{obs} holds in the target",
+                              f"observe {a.predicate} between {roles_text(a)}; if it does not "
+                              "hold, the analogy is weaker than its score says", a.text())
+    # 3. a transferred conclusion
+    for c in conclusions:
+        if c.status == "transfer":
+            return Prediction(f"{c.projected} will be observed in the target",
+                              f"watch for {c.projected}; if the causes are present and it does "
+                              "not follow, reject the analogy", c.source)
+    return None
