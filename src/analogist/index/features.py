@@ -1,0 +1,275 @@
+"""Structural features of one episode: the MAC content vector and a graph fingerprint.
+
+Content features (the MAC "content vector" of Forbus, Gentner & Law 1995, *MAC/FAC: A model of
+similarity-based retrieval*, Cognitive Science 19) are counts of structural items of a
+:class:`~analogist.signature.Signature`. Role tags and surface words are arbitrary names and are
+**never** features; only predicate names, causal edge types and signs, and the shape of the
+causal graph are. Feature names:
+
+* ``rel:P`` — relations with predicate ``P``;
+* ``atom:P`` — distinct causal-chain atoms with predicate ``P``;
+* ``edge:T:S`` — causal edges of type ``T`` (causes, prevents, enables, masks, delays) and sign
+  ``S`` (``+``/``-``);
+* ``flow:P>T>Q`` — a causal edge of type ``T`` from a ``P`` atom to a ``Q`` atom (a negative edge
+  is written ``T:-``, e.g. ``flow:P>causes:->Q``);
+* causal motifs (seed 000 §11) on the directed graph whose nodes are the distinct causal-chain
+  atoms and whose edges are the causal edges:
+
+  - ``motif:chain`` — mediator chains A→B→C (A, B, C distinct), and ``motif:chain:T1S1>T2S2``
+    typed by the two edges;
+  - ``motif:common_cause`` — A→B, A→C (B ≠ C), typed variant ``motif:common_cause:X|Y``
+    (the two edge types sorted);
+  - ``motif:common_effect`` — convergence A→C, B→C (A ≠ B), typed as above;
+  - ``motif:masking`` — each ``masks`` edge (``motif:masking:masks``) and each preventer
+    (a ``prevents`` edge, or a negative ``causes`` edge) into an effect that a different atom
+    causes or enables (``motif:masking:preventer``); ``motif:masking:self`` counts a cause that
+    also masks (an atom with both a causes/enables edge and a masks edge out) — "a cause that
+    hides its own evidence";
+  - ``motif:loop`` — directed cycles (over edges; a self-edge is a cycle of length 1), split
+    into ``motif:loop:+`` (the product of the edge signs is +1, a reinforcing loop) and
+    ``motif:loop:-`` (balancing). Cycles longer than :data:`MAX_LOOP_LENGTH` are not counted,
+    and the search stops after :data:`MAX_LOOP_STEPS` steps (pathological graphs only);
+  - ``motif:race`` — two causes/enables edges into one effect from distinct atoms that share a
+    role (``motif:race:shared_role``), or a ``races_with`` relation (``motif:race:relation``).
+
+The graph fingerprint (:func:`wl_fingerprint`) is a Weisfeiler–Lehman hash (Shervashidze et al.
+2011, *Weisfeiler-Lehman graph kernels*, JMLR 12) of the role–relation graph, for exact-shape
+lookup and failure-class counting (seed 000 §6, index 3). Both are invariant under renaming roles.
+Everything here is a pure function.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from analogist.signature import Atom, Signature
+
+__all__ = [
+    "FINGERPRINT_DEPTH",
+    "MAX_LOOP_LENGTH",
+    "MAX_LOOP_STEPS",
+    "EpisodeFeatures",
+    "causal_motifs",
+    "content_features",
+    "extract_features",
+    "wl_fingerprint",
+]
+
+FINGERPRINT_DEPTH = 2
+"""Default WL depth (seed 000 §6: "a Weisfeiler–Lehman hash … at depth 2")."""
+MAX_LOOP_LENGTH = 8
+"""Longest directed cycle counted as a feedback loop."""
+MAX_LOOP_STEPS = 200_000
+"""Search budget of the cycle enumeration (a bound on work for adversarial graphs)."""
+
+_GENERATIVE = ("causes", "enables")
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeFeatures:
+    """An episode's content counts (feature name → count) and WL fingerprint."""
+
+    content: dict[str, float]
+    fingerprint: str
+    fingerprint_depth: int = field(default=FINGERPRINT_DEPTH)
+
+
+def _s(sign: int) -> str:
+    return "+" if sign > 0 else "-"
+
+
+def _causal_graph(sig: Signature) -> tuple[list[Atom], list[tuple[int, int, str, int]]]:
+    """Distinct causal atoms (first-appearance order) and edges (src, dst, type, sign)."""
+    index: dict[Atom, int] = {}
+    nodes: list[Atom] = []
+    edges: list[tuple[int, int, str, int]] = []
+    for e in sig.causal_chain:
+        ends = []
+        for a in (e.cause, e.effect):
+            if a not in index:
+                index[a] = len(nodes)
+                nodes.append(a)
+            ends.append(index[a])
+        edges.append((ends[0], ends[1], e.edge, e.sign))
+    return nodes, edges
+
+
+def _pairs(items: list[tuple[int, str, int]]) -> list[tuple[tuple[int, str, int],
+                                                            tuple[int, str, int]]]:
+    return [(items[i], items[j]) for i in range(len(items)) for j in range(i + 1, len(items))]
+
+
+def _count_loops(n: int, edges: list[tuple[int, int, str, int]], out: Counter[str]) -> None:
+    """Count simple directed cycles by sign, each once (started at its lowest node)."""
+    adj: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for src, dst, _t, sign in edges:
+        adj[src].append((dst, sign))
+    steps = 0
+    for start in range(n):
+        # iterative DFS over paths start → … using nodes > start only
+        stack: list[tuple[int, int, int, int]] = [(start, 0, 1, 0)]  # node, next edge, sign, len
+        on_path = {start}
+        while stack:
+            node, k, sign, length = stack[-1]
+            nbrs = adj.get(node, [])
+            if k >= len(nbrs) or steps >= MAX_LOOP_STEPS:
+                stack.pop()
+                on_path.discard(node)
+                if steps >= MAX_LOOP_STEPS:
+                    return
+                continue
+            stack[-1] = (node, k + 1, sign, length)
+            steps += 1
+            nxt, s = nbrs[k]
+            if nxt == start:
+                total = sign * s
+                out["motif:loop"] += 1
+                out[f"motif:loop:{_s(total)}"] += 1
+            elif nxt > start and nxt not in on_path and length + 1 < MAX_LOOP_LENGTH:
+                on_path.add(nxt)
+                stack.append((nxt, 0, sign * s, length + 1))
+
+
+def causal_motifs(sig: Signature) -> Counter[str]:
+    """Motif counts of the causal graph of ``sig`` (see the module docstring)."""
+    nodes, edges = _causal_graph(sig)
+    out: Counter[str] = Counter()
+    ins: dict[int, list[tuple[int, str, int]]] = defaultdict(list)
+    outs: dict[int, list[tuple[int, str, int]]] = defaultdict(list)
+    for src, dst, t, sign in edges:
+        outs[src].append((dst, t, sign))
+        ins[dst].append((src, t, sign))
+
+    for b in range(len(nodes)):
+        for a, t1, s1 in ins.get(b, []):
+            for c, t2, s2 in outs.get(b, []):
+                if len({a, b, c}) == 3:
+                    out["motif:chain"] += 1
+                    out[f"motif:chain:{t1}{_s(s1)}>{t2}{_s(s2)}"] += 1
+        for (x, t1, s1), (y, t2, s2) in _pairs(outs.get(b, [])):
+            if x != y and b not in (x, y):
+                out["motif:common_cause"] += 1
+                out["motif:common_cause:" + "|".join(sorted((t1 + _s(s1), t2 + _s(s2))))] += 1
+        for (x, t1, s1), (y, t2, s2) in _pairs(ins.get(b, [])):
+            if x != y and b not in (x, y):
+                out["motif:common_effect"] += 1
+                out["motif:common_effect:" + "|".join(sorted((t1 + _s(s1), t2 + _s(s2))))] += 1
+
+    # masking
+    for _src, _dst, t, _sign in edges:
+        if t == "masks":
+            out["motif:masking"] += 1
+            out["motif:masking:masks"] += 1
+    for b in range(len(nodes)):
+        into = ins.get(b, [])
+        preventers = [x for x, t, s in into if t == "prevents" or (t == "causes" and s < 0)]
+        causes = [x for x, t, s in into if t in _GENERATIVE and s > 0]
+        for p in preventers:
+            for c in causes:
+                if p != c:
+                    out["motif:masking"] += 1
+                    out["motif:masking:preventer"] += 1
+        from_b = outs.get(b, [])
+        n_masks = sum(1 for _x, t, _s2 in from_b if t == "masks")
+        n_causes = sum(1 for _x, t, _s2 in from_b if t in _GENERATIVE)
+        if n_masks and n_causes:
+            out["motif:masking:self"] += n_masks * n_causes
+
+    # feedback loops
+    _count_loops(len(nodes), edges, out)
+
+    # races
+    for b in range(len(nodes)):
+        gen = [(x, t, s) for x, t, s in ins.get(b, []) if t in _GENERATIVE]
+        for (x, _t1, _s1), (y, _t2, _s2) in _pairs(gen):
+            if x != y and set(nodes[x].args) & set(nodes[y].args):
+                out["motif:race"] += 1
+                out["motif:race:shared_role"] += 1
+    n_races = sum(1 for a in sig.relations if a.predicate == "races_with")
+    if n_races:
+        out["motif:race"] += n_races
+        out["motif:race:relation"] += n_races
+    return out
+
+
+def content_features(sig: Signature) -> dict[str, float]:
+    """The content counts of ``sig`` (feature name → count), keys sorted."""
+    c: Counter[str] = Counter()
+    for a in sig.relations:
+        c[f"rel:{a.predicate}"] += 1
+    seen: set[Atom] = set()
+    for e in sig.causal_chain:
+        for a in e.atoms():
+            if a not in seen:
+                seen.add(a)
+                c[f"atom:{a.predicate}"] += 1
+        sign = _s(e.sign)
+        c[f"edge:{e.edge}:{sign}"] += 1
+        t = e.edge if e.sign > 0 else f"{e.edge}:-"
+        c[f"flow:{e.cause.predicate}>{t}>{e.effect.predicate}"] += 1
+    c.update(causal_motifs(sig))
+    return {k: float(c[k]) for k in sorted(c) if c[k]}
+
+
+def _h(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
+
+
+def wl_fingerprint(sig: Signature, depth: int = FINGERPRINT_DEPTH) -> str:
+    """Weisfeiler–Lehman hash of the role–relation graph of ``sig`` (hex sha256 digest).
+
+    Nodes: one per role (all with the same initial label, so role names never matter) and one per
+    distinct atom (relations and causal-chain atoms; an atom that is both is one node), labelled
+    by its predicate and whether it is asserted as a relation. Edges: atom–role, labelled by the
+    argument position (seen from either end: ``argI`` / ``inI``); causal edges cause → effect,
+    labelled by edge type and sign (``out:T:S`` / ``in:T:S``). ``depth`` rounds of relabelling;
+    the digest is the sha256 of the sorted multiset of the labels of every round. Invariant under
+    renaming roles and under the order of relations, roles and causal edges.
+    """
+    if not isinstance(depth, int) or isinstance(depth, bool) or not 0 <= depth <= 16:
+        raise ValueError(f"depth must be an integer from 0 to 16, got {depth!r}")
+    labels: list[str] = []
+    adj: list[list[tuple[str, int]]] = []
+
+    def node(label: str) -> int:
+        labels.append(label)
+        adj.append([])
+        return len(labels) - 1
+
+    role_node = {tag: node("R") for tag in sorted(sig.roles)}
+    relations = set(sig.relations)
+    atom_node: dict[Atom, int] = {}
+
+    def atom(a: Atom) -> int:
+        if a not in atom_node:
+            i = atom_node[a] = node(f"A:{a.predicate}:{'rel' if a in relations else 'state'}")
+            for pos, tag in enumerate(a.args):
+                r = role_node[tag]
+                adj[i].append((f"arg{pos}", r))
+                adj[r].append((f"in{pos}", i))
+        return atom_node[a]
+
+    for a in sig.relations:
+        atom(a)
+    for e in sig.causal_chain:
+        c, f = atom(e.cause), atom(e.effect)
+        lab = f"{e.edge}:{_s(e.sign)}"
+        adj[c].append((f"out:{lab}", f))
+        adj[f].append((f"in:{lab}", c))
+
+    every = [f"0|{x}" for x in labels]
+    cur = labels
+    for it in range(1, depth + 1):
+        cur = [_h(cur[i] + "|" + ";".join(sorted(f"{el}>{cur[j]}" for el, j in adj[i])))
+               for i in range(len(cur))]
+        every.extend(f"{it}|{x}" for x in cur)
+    return hashlib.sha256(
+        (f"wl-v1|depth={depth}\n" + "\n".join(sorted(every))).encode("utf-8")).hexdigest()
+
+
+def extract_features(sig: Signature, depth: int = FINGERPRINT_DEPTH) -> EpisodeFeatures:
+    """Content counts and WL fingerprint of ``sig``."""
+    return EpisodeFeatures(content=content_features(sig),
+                           fingerprint=wl_fingerprint(sig, depth), fingerprint_depth=depth)
