@@ -85,7 +85,8 @@ def test_structural_analogue_ranks_first_and_mechanism_transfers(store: Memory) 
     assert cache.report.mechanism == "reconcile(R, C, S) before asserting"
     # the conclusion's cause (divergence) is not observed in the target: withheld
     assert not cache.transfer and not best.transfer
-    assert res.results[-1].score < best.score
+    others = [h for h in res.results if h.episode_id not in ("stale-cache", "ledger-copy")]
+    assert all(h.score < best.score for h in others)
     assert "embedding channel: no embedder configured" in res.skipped
     data = res.to_json()
     json.dumps(data)
