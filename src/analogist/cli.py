@@ -203,5 +203,220 @@ def map_command(
     render_result(Console(), result, b, t)
 
 
+# -- the analogical memory ------------------------------------------------------------------
+
+STORE_HELP = ("SQLite store file (default: $ANALOGIST_STORE, else "
+              "$XDG_DATA_HOME/analogist/store.db or ~/.local/share/analogist/store.db).")
+NAMESPACE_HELP = "Namespace: a hard partition of the store."
+
+
+def default_store_path() -> Path:
+    import os
+
+    env = os.environ.get("ANALOGIST_STORE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "analogist" / "store.db"
+
+
+def _open_store(store: Path | None) -> Any:
+    from analogist.memory.sqlite import Memory
+
+    path = store or default_store_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return Memory.open(path)
+
+
+def _records(path: Path) -> list[tuple[str, Any]]:
+    """Signature records in a JSON/YAML file: one object, a list, or {"episodes": [...]}."""
+    from analogist.io import load_structured
+
+    if path.suffix.lower() not in SIGNATURE_SUFFIXES:
+        raise AnalogistError(f"expected a .json, .yaml or .yml file of signatures, got "
+                             f"{path.suffix or 'no extension'!r}", source=str(path))
+    data = load_structured(path)
+    if isinstance(data, dict) and isinstance(data.get("episodes"), list):
+        data = data["episodes"]
+    if isinstance(data, dict):
+        return [(str(path), data)]
+    if isinstance(data, list):
+        return [(f"{path}[{i}]", x) for i, x in enumerate(data)]
+    raise AnalogistError("expected a signature object, a list of them or {\"episodes\": [...]}",
+                         source=str(path))
+
+
+def _load_target(path: Path) -> Any:
+    from analogist.signature import load_signature
+
+    if path.suffix.lower() not in SIGNATURE_SUFFIXES:
+        raise AnalogistError("the target must be a Signature .json, .yaml or .yml file",
+                             source=str(path))
+    return load_signature(path)
+
+
+@app.command("init")
+def init_command(store: Path | None = typer.Option(None, "--store", help=STORE_HELP)) -> None:
+    """Create (or open and migrate) a store."""
+    try:
+        with _open_store(store) as m:
+            typer.echo(f"store {store or default_store_path()} ready "
+                       f"(schema version {m.schema_version()})")
+    except AnalogistError as e:
+        _fail(str(e))
+
+
+@app.command("add")
+def add_command(
+    files: list[Path] = typer.Argument(..., help="Signature files (.json/.yaml/.yml): one "
+                                                 "signature, a list, or {episodes: [...]}."),
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    namespace: str = typer.Option("default", "--namespace", help=NAMESPACE_HELP),
+    batch_size: int = typer.Option(500, "--batch-size", min=1,
+                                   help="Signatures per transaction; a bad record rejects its "
+                                        "whole batch."),
+) -> None:
+    """Store episodes (bulk, one transaction per batch, with a progress bar)."""
+    from rich.progress import Progress
+
+    from analogist.signature import validate_signature
+
+    try:
+        sigs = []
+        for f in files:
+            for where, rec in _records(f):
+                try:
+                    sigs.append(validate_signature(rec, source=where))
+                except AnalogistError as e:
+                    if e.source is None:
+                        e = type(e)(e.message, source=where, line=e.line, field=e.field)
+                    raise e from None
+        with _open_store(store) as m, Progress(transient=True) as bar:
+            task = bar.add_task("adding", total=len(sigs))
+            ids = m.add_many(sigs, namespace=namespace, batch_size=batch_size,
+                             progress=lambda n: bar.update(task, completed=n))
+    except AnalogistError as e:
+        _fail(str(e))
+    typer.echo(f"added {len(ids)} episode(s) to namespace {namespace!r}")
+
+
+@app.command("find")
+def find_command(
+    target: Path = typer.Argument(..., help="The target situation: a Signature file."),
+    k: int = typer.Option(5, "--k", min=1, help="How many analogues to report."),
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    namespace: str = typer.Option("default", "--namespace", help=NAMESPACE_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON only."),
+) -> None:
+    """Have I seen this shape before, and what follows? MAC/FAC retrieval plus the judge."""
+    from analogist.retrieve import RetrieveParams, Retriever
+
+    try:
+        sig = _load_target(target)
+        with _open_store(store) as m:
+            res = Retriever(m, namespace, params=RetrieveParams(k=k)).find(sig)
+    except AnalogistError as e:
+        _fail(str(e))
+    if as_json:
+        sys.stdout.write(json.dumps(res.to_json(), indent=2) + "\n")
+    else:
+        Console().print(Text(res.render()))
+
+
+@app.command("show")
+def show_command(
+    episode: str = typer.Argument(..., help="Row id or episode id."),
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    namespace: str = typer.Option("default", "--namespace", help=NAMESPACE_HELP),
+    as_json: bool = typer.Option(False, "--json", help="JSON instead of YAML."),
+) -> None:
+    """Print one stored episode."""
+    from analogist.signature import dump_signature
+
+    try:
+        with _open_store(store) as m:
+            key: int | str = int(episode) if episode.isdigit() else episode
+            ep = m.get(key, namespace)
+            if ep is None:
+                raise AnalogistError(f"no episode {episode!r} in namespace {namespace!r}")
+    except AnalogistError as e:
+        _fail(str(e))
+    typer.echo(dump_signature(ep.signature, "json" if as_json else "yaml").rstrip())
+    if ep.superseded_by is not None:
+        typer.echo(f"# superseded by {ep.superseded_by}", err=True)
+
+
+@app.command("list")
+def list_command(
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    namespace: str = typer.Option("default", "--namespace", help=NAMESPACE_HELP),
+    all_: bool = typer.Option(False, "--all", help="Include superseded episodes."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
+) -> None:
+    """List stored episodes."""
+    try:
+        with _open_store(store) as m:
+            eps = m.list(namespace, include_superseded=all_)
+    except AnalogistError as e:
+        _fail(str(e))
+    rows = [{"id": e.id, "episode_id": e.episode_id, "kind": e.kind,
+             "domain": e.signature.surface.domain, "superseded_by": e.superseded_by}
+            for e in eps]
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    t = Table(title=f"namespace {namespace!r}: {len(rows)} episode(s)", title_justify="left")
+    for col in ("id", "episode_id", "kind", "domain", "superseded_by"):
+        t.add_column(col)
+    for r in rows:
+        t.add_row(*(str(r[c]) if r[c] is not None else "" for c in r))
+    Console().print(t)
+
+
+@app.command("delete")
+def delete_command(
+    episode: str = typer.Argument(..., help="Row id or episode id."),
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    namespace: str = typer.Option("default", "--namespace", help=NAMESPACE_HELP),
+) -> None:
+    """Delete one stored episode."""
+    try:
+        with _open_store(store) as m:
+            key: int | str = int(episode) if episode.isdigit() else episode
+            if not m.delete(key, namespace):
+                raise AnalogistError(f"no episode {episode!r} in namespace {namespace!r}")
+    except AnalogistError as e:
+        _fail(str(e))
+    typer.echo(f"deleted {episode}")
+
+
+@app.command("log")
+def log_command(
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    namespace: str = typer.Option("default", "--namespace", help=NAMESPACE_HELP),
+    limit: int = typer.Option(20, "--limit", min=1),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
+) -> None:
+    """The latest analogy attempts (every find writes one row)."""
+    try:
+        with _open_store(store) as m:
+            rows = m.log(namespace, limit)
+    except AnalogistError as e:
+        _fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2, default=str))
+        return
+    t = Table(title=f"analogy log, namespace {namespace!r}", title_justify="left")
+    for col in ("id", "created_at", "target", "verdict", "score", "transferred"):
+        t.add_column(col)
+    for r in rows:
+        target = r.get("target") or {}
+        t.add_row(str(r.get("id")), str(r.get("created_at")),
+                  str(target.get("episode_id") if isinstance(target, dict) else target),
+                  str(r.get("verdict")), f"{r['score']:.3f}" if r.get("score") is not None
+                  else "", str(r.get("transferred")))
+    Console().print(t)
+
+
 if __name__ == "__main__":  # pragma: no cover
     app()
