@@ -100,7 +100,9 @@ def test_casebook_vocabulary_adds_defined_relations_only() -> None:
     base = default_signature_vocabulary()
     merged = casebook_vocabulary()
     added = [p for p in merged if base.get(p.name) is None]
-    assert added, "vocab_additions.yaml is expected to add relations"
+    # the casebook's relations have been adopted into the bundled vocabulary
+    for name in ("compensates_for", "preempts", "has_priority_over", "biased"):
+        assert base.get(name) is not None
     for p in added:
         assert p.definition.strip() and p.status == "declared"
     for p in base:
@@ -259,7 +261,19 @@ def test_decoy_of_must_name_an_entry(scratch_casebook: Path) -> None:
 def test_vocab_addition_without_definition_is_an_error(scratch_casebook: Path) -> None:
     p = scratch_casebook / "vocab_additions.yaml"
     data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    data["predicates"][0]["definition"] = ""
+    data["predicates"] = [{"name": "newly_proposed", "kind": "relation", "arity": 2,
+                           "definition": ""}]
     p.write_text(yaml.safe_dump(data), encoding="utf-8")
     with pytest.raises(AnalogistError, match="vocab_additions.yaml.*no definition"):
+        casebook_vocabulary()
+
+
+def test_vocab_addition_clashing_with_the_bundled_vocabulary_is_an_error(
+        scratch_casebook: Path) -> None:
+    p = scratch_casebook / "vocab_additions.yaml"
+    data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    data["predicates"] = [{"name": "preempts", "kind": "relation", "arity": 2,
+                           "definition": "again"}]
+    p.write_text(yaml.safe_dump(data), encoding="utf-8")
+    with pytest.raises(AnalogistError, match="already in the bundled vocabulary"):
         casebook_vocabulary()
