@@ -110,3 +110,16 @@ def test_missing_episode_and_bad_target(store: Path, tmp_path: Path) -> None:
     t.write_text("(x)")
     r = run("find", str(t), "--store", str(store))
     assert r.exit_code == 2 and "Signature" in r.output
+
+
+def test_demo_finds_cross_domain_analogues() -> None:
+    r = run("demo", "--json", "--targets", "2", "--k", "2")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert len(data) == 2
+    for d in data:
+        assert d["best_domain"] != d["target_domain"]
+        assert d["same_mechanism"]
+        assert d["result"]["results"][0]["episode_id"] == d["best"]
+    human = run("demo", "--targets", "1", "--k", "1")
+    assert human.exit_code == 0 and "ANALOGY" in human.output

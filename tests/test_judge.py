@@ -140,3 +140,12 @@ def test_report_is_deterministic() -> None:
     a = json.dumps(judge(SEED, ledger()).to_json())
     b = json.dumps(judge(SEED, ledger()).to_json())
     assert a == b
+
+
+def test_matches_line_names_relations_only() -> None:
+    target = ledger(relations=[["derives_from", "TOT", "ACC"],
+                               ["trusts_as_authoritative", "CLK", "TOT"],
+                               ["skips_check", "CLK", "ACC"], ["diverges_from", "TOT", "ACC"]],
+                    causal_chain=[["diverges_from(TOT,ACC)", "causes", "false_claim(CLK)"]])
+    line = next(x for x in judge(SEED, target).render().splitlines() if x.startswith("MATCHES"))
+    assert "false_claim" not in line and "(4/4 source relations)" in line

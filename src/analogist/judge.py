@@ -147,7 +147,8 @@ class AnalogyReport:
                  f"{self.coverage:.0%} of the source's relations and edges mapped"]
         mapped = ", ".join(f"{s}→{t}" for s, t in self.role_map.items()) or "nothing"
         lines.append(f"MAPPED    {mapped}")
-        names = ", ".join(sorted({_pred_of(s) for s, _t in self.likenesses})) or "none"
+        names = ", ".join(sorted({_pred_of(s) for s, _t in self.likenesses
+                                  if " " not in s})) or "none"
         lines.append(f"MATCHES   {names} ({self.n_matched_relations}/{self.n_source_relations} "
                      "source relations)")
         fails = [f"{s}: target has {t} instead" for s, t in self.differences]
