@@ -12,7 +12,10 @@ Given a source episode, a target episode and a structure mapping between them (S
   causal chain): the conclusion transfers only when every cause on its supporting path is mapped,
   every mapped edge on that path is observed (not inferred) on both sides, and no unmatched
   preventer of the conclusion or of its path exists on either side (Lee & Holyoak 2008; Holyoak,
-  Lee & Lu 2010; seed 000 §8);
+  Lee & Lu 2010; seed 000 §8) — and, ours, only when the conclusion is about roles the target
+  has and the mapping is an analogy at all (it covers at least ``mechanism_threshold`` of the
+  source's relations and edges: inferences projected from a sliver of shared structure are
+  not evidence);
 * decides separately whether the **mechanism** (the source's fix operator, rewritten through the
   role mapping) transfers: when enough of the source's structure is mapped;
 * names one **prediction**: a cheap observable the mapping predicts in the target, with the check
@@ -308,6 +311,9 @@ def judge_mapping(source: Signature, target: Signature, source_desc: Description
     for b, t in (mp.alignable_differences if mp is not None else ()):
         differences.append((to_sexpr(b), to_sexpr(t)))
 
+    stated = len(source.relations) + len(source.causal_chain)
+    coverage = (n_matched + n_edges_matched) / stated if stated else 0.0
+
     # blockers ------------------------------------------------------------------------------
     blockers: list[str] = []
     inverse = {t: s for s, t in role_map.items()}
@@ -386,6 +392,12 @@ def judge_mapping(source: Signature, target: Signature, source_desc: Description
                 reasons.append(b)
         if not direct:
             reasons.append("no supporting cause in the source")
+        unmapped_subjects = [r for r in sink.args if r not in role_map]
+        if unmapped_subjects:
+            reasons.append(f"{', '.join(unmapped_subjects)} has no counterpart in the target")
+        if coverage < params.mechanism_threshold:
+            reasons.append(f"the mapping covers only {coverage:.0%} of the source's relations "
+                           "and edges")
         status = "withheld" if reasons else "transfer"
         projected = target_text(sx) if mapped(sx) else _project(sink, role_map)
         conclusions.append(Conclusion(sink.text(), projected, status,
@@ -393,8 +405,6 @@ def judge_mapping(source: Signature, target: Signature, source_desc: Description
 
     # mechanism ------------------------------------------------------------------------------
     mechanism = _project_text(source.fix_operator, role_map) if source.fix_operator else None
-    stated = len(source.relations) + len(source.causal_chain)
-    coverage = (n_matched + n_edges_matched) / stated if stated else 0.0
     transfer_mechanism = bool(mechanism) and coverage >= params.mechanism_threshold
 
     # prediction -----------------------------------------------------------------------------
