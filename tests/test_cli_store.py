@@ -123,3 +123,11 @@ def test_demo_finds_cross_domain_analogues() -> None:
         assert d["result"]["results"][0]["episode_id"] == d["best"]
     human = run("demo", "--targets", "1", "--k", "1")
     assert human.exit_code == 0 and "ANALOGY" in human.output
+
+
+def test_add_refuses_a_wrong_arity(store: Path, tmp_path: Path) -> None:
+    rec = {**ledger("arity"), "relations": [["shares", "TOT", "ACC"]]}
+    f = tmp_path / "a.json"
+    f.write_text(json.dumps(rec))
+    r = runner.invoke(app, ["add", str(f), "--store", str(store)])
+    assert r.exit_code == 2 and "wrong arity" in r.output

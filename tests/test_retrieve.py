@@ -164,3 +164,14 @@ def test_bad_params_and_targets(store: Memory) -> None:
 
 def test_surface_tokens() -> None:
     assert {"cache", "database", "status", "page"} <= surface_tokens(STALE_CACHE)
+
+
+def test_an_episode_that_does_not_compile_is_skipped_not_fatal(store: Memory) -> None:
+    # the store does not know the vocabulary: a relation with the wrong arity can be stored
+    bad = sig("bad-arity", {"A": "a", "B": "b", "C": "c"},
+              [["derives_from", "B", "A"], ["trusts_as_authoritative", "C", "B"],
+               ["shares", "A", "B"]], [])
+    store.add(bad)
+    res = Retriever(store).find(TARGET)
+    assert any("bad-arity" not in h.episode_id for h in res.results)
+    assert any("wrong arity" in s for s in res.skipped)

@@ -279,14 +279,23 @@ def add_command(
     """Store episodes (bulk, one transaction per batch, with a progress bar)."""
     from rich.progress import Progress
 
-    from analogist.signature import validate_signature
+    from analogist.signature import (
+        check_vocabulary,
+        default_signature_vocabulary,
+        validate_signature,
+    )
 
     try:
         sigs = []
+        vocab = default_signature_vocabulary()
         for f in files:
             for where, rec in _records(f):
                 try:
-                    sigs.append(validate_signature(rec, source=where))
+                    sig = validate_signature(rec, source=where)
+                    # unknown relations become proposed terms (with a warning); a wrong arity
+                    # is an error here, before anything is stored
+                    check_vocabulary(sig, vocab)
+                    sigs.append(sig)
                 except AnalogistError as e:
                     if e.source is None:
                         e = type(e)(e.message, source=where, line=e.line, field=e.field)

@@ -313,9 +313,14 @@ class Retriever:
         hits += self._schema_hits(target, target_desc, target_total)
         pos_of = {int(x): j for j, x in enumerate(ids)}
         for sid in short:
-            hits.append(self._fac(sid, target, target_desc, target_total,
-                                  float(fused[pos_of[sid]]),
-                                  {name: float(v[pos_of[sid]]) for name, v in channels.items()}))
+            try:
+                hits.append(self._fac(sid, target, target_desc, target_total,
+                                      float(fused[pos_of[sid]]),
+                                      {name: float(v[pos_of[sid]])
+                                       for name, v in channels.items()}))
+            except AnalogistError as e:
+                # one unreadable episode must not take every query down with it
+                skipped.append(f"episode {sid}: {e}")
         hits.sort(key=lambda h: (-h.score, -h.stage1, h.id))
         hits = _superseded_below_replacements(hits)
         t2 = time.perf_counter()
@@ -408,7 +413,10 @@ class Retriever:
                 best = (sim, sid)
         if best is None or best[0] <= 0:
             return None
-        hit = self._fac(best[1], target, target_desc, target_total, 0.0, {})
+        try:
+            hit = self._fac(best[1], target, target_desc, target_total, 0.0, {})
+        except AnalogistError:
+            return None
         return DecoyProbe(hit.episode_id, best[0], hit.score,
                           hit.transfer and hit.score >= p.min_score)
 
