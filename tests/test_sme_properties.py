@@ -142,3 +142,22 @@ def test_description_data_round_trip(d: Description) -> None:
     assert set(again.top_level) == set(d.top_level)
     assert set(again.entities) == set(d.entities)
     assert again.to_data() == d.to_data()
+
+
+@SETTINGS
+@given(descriptions(allow_commutative=False))
+def test_identity_score_equals_the_self_match_score(d: Description) -> None:
+    from analogist.sme import identity_score
+
+    best = match(d, d).best
+    assert best is not None
+    assert abs(identity_score(d) - best.score) <= 1e-9 * max(1.0, best.score)
+
+
+def test_identity_score_of_the_classic_examples() -> None:
+    from analogist.examples import load_example
+    from analogist.sme import identity_score
+
+    for name in ("heat-water", "solar-atom"):
+        for d in load_example(name):
+            assert abs(identity_score(d) - match(d, d).best.score) < 1e-9

@@ -34,7 +34,7 @@ from typing import Any
 from analogist.description import Description, Expr, to_sexpr
 from analogist.errors import AnalogistError
 from analogist.signature import Atom, CausalEdge, Signature, compile_signature
-from analogist.sme import GlobalMapping, MatchResult, SMEParams, match
+from analogist.sme import GlobalMapping, MatchResult, SMEParams, identity_score, match
 from analogist.vocabulary import Vocabulary
 
 POSITIVE_EDGES = ("causes", "enables")
@@ -232,9 +232,9 @@ def _ancestor_edges(sig: Signature, atoms: list[Atom]) -> list[CausalEdge]:
 
 
 def self_score(desc: Description, params: SMEParams | None = None) -> float:
-    """The score of a description mapped onto itself: its total structure, for normalising."""
-    best = match(desc, desc, params).best
-    return best.score if best is not None else 0.0
+    """The score of a description mapped onto itself: its total structure, for normalising
+    (:func:`analogist.sme.identity_score`, computed without running the matcher)."""
+    return identity_score(desc, params)
 
 
 def judge(source: Signature, target: Signature, *, vocab: Vocabulary | None = None,

@@ -202,7 +202,8 @@ class Retriever:
         self.log = log
         self._generation: tuple[int, int] | None = None
         self._content: ContentIndex | None = None
-        self._fingerprints: dict[int, str] = {}
+        self._fp_codes: np.ndarray = np.zeros(0, dtype=np.int64)
+        self._fp_index: dict[str, int] = {}
         self._embeddings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._compiled: OrderedDict[int, tuple[StoredEpisode, Description, float]] = \
             OrderedDict()
@@ -223,9 +224,15 @@ class Retriever:
             return
         ids, feats = self.memory.content_rows(self.namespace)
         self._content = ContentIndex(ids, feats)
-        self._fingerprints = {i: fp for fp, members in
-                              self.memory.fingerprint_groups(self.namespace).items()
-                              for i in members}
+        # fingerprints as integer codes aligned with the content index's rows
+        self._fp_index = {}
+        code_of_id: dict[int, int] = {}
+        for fp, members in self.memory.fingerprint_groups(self.namespace).items():
+            code = self._fp_index.setdefault(fp, len(self._fp_index))
+            for i in members:
+                code_of_id[i] = code
+        self._fp_codes = np.fromiter((code_of_id.get(int(i), -1) for i in self._content.ids),
+                                     dtype=np.int64, count=len(self._content.ids))
         self._embeddings = {}
         if self.embedder is not None:
             for ch in LEVEL_CHANNELS:
@@ -261,8 +268,8 @@ class Retriever:
         skipped: list[str] = []
         feats = extract_features(target)
         channels: dict[str, np.ndarray] = {"content": self._content.scores(feats.content)}
-        fp = np.fromiter((1.0 if self._fingerprints.get(int(i)) == feats.fingerprint else 0.0
-                          for i in ids), dtype=np.float64, count=len(ids))
+        code = self._fp_index.get(feats.fingerprint, -2)
+        fp = (self._fp_codes == code).astype(np.float64)
         channels["fingerprint"] = fp
         fused = p.w_content * channels["content"] + p.w_fingerprint * fp
         if self.embedder is None:

@@ -5,10 +5,12 @@ from analogist.sme.engine import (
     CandidateInference,
     GlobalMapping,
     MatchResult,
+    identity_score,
     match,
 )
 from analogist.sme.params import SMEParams
 
 Mapping = GlobalMapping
 
-__all__ = ["CandidateInference", "GlobalMapping", "Mapping", "MatchResult", "SMEParams", "match"]
+__all__ = ["CandidateInference", "GlobalMapping", "Mapping", "MatchResult", "SMEParams",
+           "identity_score", "match"]

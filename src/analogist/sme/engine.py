@@ -961,6 +961,34 @@ def alignable_differences(state: _MergeState, mp: Mapping) -> list[tuple[Expr, E
     return out
 
 
+def identity_score(desc: Description, params: SMEParams | None = None) -> float:
+    """The score of ``desc`` mapped onto itself by the identity, computed directly.
+
+    Equal to the global score :func:`match` gives the identity mapping of a description onto
+    itself (every expression matched with itself, scored as in :func:`rescore_mapping`), without
+    building match hypotheses: each expression scores ``same_functor`` locally and passes
+    ``trickle_down`` times its score to each distinct argument. It measures how much
+    (systematicity-weighted) structure a description has, for normalising mapping scores.
+    """
+    params = params or SMEParams()
+    td = params.trickle_down
+    cap = params.max_local_score
+    score: dict[Any, float] = {}
+    for e in reversed(desc.expressions):  # parents before their arguments
+        s = score.get(e, 0.0) + params.same_functor
+        if cap is not None and s > cap:
+            s = cap
+        score[e] = s
+        seen: list[Any] = []
+        for a in e.args:
+            if any(a is x for x in seen):
+                continue
+            seen.append(a)
+            v = score.get(a, 0.0) + td * s
+            score[a] = v if cap is None or v <= cap else cap
+    return sum(score.values())
+
+
 # ------------------------------------------------------------------------------------------
 # the result and the driver
 
