@@ -38,7 +38,12 @@ from analogist.index.content import ContentIndex
 from analogist.index.features import extract_features
 from analogist.judge import AnalogyReport, JudgeParams, judge_mapping, self_score
 from analogist.memory.sqlite import Memory, StoredEpisode
-from analogist.signature import Signature, compile_signature, validate_signature
+from analogist.signature import (
+    Signature,
+    compile_signature,
+    default_signature_vocabulary,
+    validate_signature,
+)
 from analogist.sme import match
 from analogist.vocabulary import Vocabulary
 
@@ -196,7 +201,9 @@ class Retriever:
                  embedder: Any | None = None, log: bool = True) -> None:
         self.memory = memory
         self.namespace = namespace
-        self.vocab = vocab
+        # one vocabulary for the retriever's life (compile_signature copies it only when a
+        # signature proposes a new term)
+        self.vocab = vocab if vocab is not None else default_signature_vocabulary()
         self.params = params or RetrieveParams()
         self.embedder = embedder
         self.log = log
