@@ -275,6 +275,10 @@ def add_command(
     batch_size: int = typer.Option(500, "--batch-size", min=1,
                                    help="Signatures per transaction; a bad record rejects its "
                                         "whole batch."),
+    embed: bool = typer.Option(True, "--embed/--no-embed",
+                               help="Also store embeddings of the abstract levels L1-L3 (the "
+                                    "offline default embedder; levels an episode lacks are "
+                                    "skipped)."),
 ) -> None:
     """Store episodes (bulk, one transaction per batch, with a progress bar)."""
     from rich.progress import Progress
@@ -300,10 +304,20 @@ def add_command(
                     if e.source is None:
                         e = type(e)(e.message, source=where, line=e.line, field=e.field)
                     raise e from None
+        embed_fn = None
+        if embed:
+            from analogist.index.embed import default_embedder
+            from analogist.retrieve import level_embeddings
+
+            embedder = default_embedder()
+
+            def embed_fn(sig: Any) -> Any:
+                return level_embeddings(sig, embedder)
+
         with _open_store(store) as m, Progress(transient=True) as bar:
             task = bar.add_task("adding", total=len(sigs))
             ids = m.add_many(sigs, namespace=namespace, batch_size=batch_size,
-                             progress=lambda n: bar.update(task, completed=n))
+                             progress=lambda n: bar.update(task, completed=n), embed=embed_fn)
     except AnalogistError as e:
         _fail(str(e))
     typer.echo(f"added {len(ids)} episode(s) to namespace {namespace!r}")
@@ -323,7 +337,8 @@ def find_command(
     try:
         sig = _load_target(target)
         with _open_store(store) as m:
-            res = Retriever(m, namespace, params=RetrieveParams(k=k)).find(sig)
+            res = Retriever(m, namespace, params=RetrieveParams(k=k),
+                            embedder="auto").find(sig)
     except AnalogistError as e:
         _fail(str(e))
     if as_json:

@@ -192,6 +192,19 @@ def surface_tokens(sig: Signature) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if len(w) > 2}
 
 
+def level_embeddings(sig: Signature, embedder: Any) -> dict[str, np.ndarray]:
+    """The abstract-level embeddings of one episode (channel → vector); levels it lacks are
+    skipped, never faked."""
+    from analogist.index.embed import abstract_texts
+
+    texts = abstract_texts(sig)
+    chans = [ch for ch in LEVEL_CHANNELS if ch in texts]
+    if not chans:
+        return {}
+    vecs = embedder.embed([texts[ch] for ch in chans])
+    return {ch: vecs[i] for i, ch in enumerate(chans)}
+
+
 class Retriever:
     """MAC/FAC over one namespace of a memory. Keeps per-namespace caches, rebuilt when the
     namespace changes (row count or highest id)."""
@@ -205,7 +218,7 @@ class Retriever:
         # signature proposes a new term)
         self.vocab = vocab if vocab is not None else default_signature_vocabulary()
         self.params = params or RetrieveParams()
-        self.embedder = embedder
+        self.embedder = embedder  # an Embedder, None (channel off) or "auto" (see refresh)
         self.log = log
         self._generation: tuple[int, int] | None = None
         self._content: ContentIndex | None = None
@@ -241,6 +254,18 @@ class Retriever:
         self._fp_codes = np.fromiter((code_of_id.get(int(i), -1) for i in self._content.ids),
                                      dtype=np.int64, count=len(self._content.ids))
         self._embeddings = {}
+        if self.embedder == "auto":
+            # use the default embedder when (and only when) the namespace has level embeddings
+            has = self.memory.conn.execute(
+                "SELECT 1 FROM sig_vectors v JOIN signatures s ON s.id = v.signature_id "
+                "WHERE s.namespace = ? AND v.channel IN ('L1', 'L2', 'L3') LIMIT 1",
+                (self.namespace,)).fetchone()
+            if has:
+                from analogist.index.embed import default_embedder
+
+                self.embedder = default_embedder()
+            else:
+                self.embedder = None
         if self.embedder is not None:
             for ch in LEVEL_CHANNELS:
                 eids, mat = self.memory.embeddings(ch, self.namespace)
@@ -280,7 +305,8 @@ class Retriever:
         channels["fingerprint"] = fp
         fused = p.w_content * channels["content"] + p.w_fingerprint * fp
         if self.embedder is None:
-            skipped.append("embedding channel: no embedder configured")
+            skipped.append("embedding channel: no embedder configured or no stored level "
+                           "embeddings")
         elif not self._embeddings:
             skipped.append("embedding channel: no stored episode has level embeddings")
         else:

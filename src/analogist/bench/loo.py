@@ -12,7 +12,8 @@ episodes of the same mechanism. Reported per arm, paired over the same targets:
 * ``decoy_transfers`` — for the structural arm, how many (decoy → target) judgements let a
   conclusion transfer (should be 0): every decoy is judged against every target.
 
-The structural arm is :class:`~analogist.retrieve.Retriever` (MAC/FAC with the judge); the
+The structural arm is :class:`~analogist.retrieve.Retriever` (MAC/FAC with the judge; with
+``level_embedder`` its abstract-level embedding channel is on too); the
 surface arm ranks by the cosine of an embedding of the L0 narrative plus the entity names (the
 "semantic memory" every agent-memory library uses). A paired McNemar test on hit@5 compares them.
 """
@@ -76,6 +77,7 @@ def _summary(rows: list[dict[str, float]]) -> dict[str, float]:
 
 def leave_one_out(entries: Sequence[Entry], *, params: RetrieveParams | None = None,
                   embed: Callable[[list[str]], np.ndarray] | None = None,
+                  level_embedder: Any | None = None,
                   progress: Callable[[int, int], None] | None = None,
                   workdir: Path | None = None) -> dict[str, Any]:
     """Run both arms on every real entry; returns summaries and per-target rows."""
@@ -92,6 +94,12 @@ def leave_one_out(entries: Sequence[Entry], *, params: RetrieveParams | None = N
         mat = embed(texts)
         surface_vecs = {e.id: mat[i] for i, e in enumerate(entries)}
     compiled = {e.id: compile_signature(e.signature) for e in entries}
+    level_vecs: dict[str, Any] = {}
+    if level_embedder is not None:
+        from analogist.retrieve import level_embeddings
+
+        level_vecs = {e.signature.episode_id: level_embeddings(e.signature, level_embedder)
+                      for e in entries}
     structural_rows: list[dict[str, Any]] = []
     surface_rows: list[dict[str, Any]] = []
     decoy_transfers = 0
@@ -101,12 +109,14 @@ def leave_one_out(entries: Sequence[Entry], *, params: RetrieveParams | None = N
             for n, target in enumerate(real):
                 ns = f"loo-{n}"
                 mem.add_many([e.signature for e in entries if e.id != target.id],
-                             namespace=ns)
+                             namespace=ns, embed=None if level_embedder is None else
+                             (lambda s: level_vecs[s.episode_id]))
                 relevant = {e.id for e in real if e.mechanism == target.mechanism
                             and e.id != target.id}
                 decoy_ids = {e.id for e in decoys}
-                res = Retriever(mem, ns, params=params, log=False).find(target.signature,
-                                                                         k=len(entries))
+                res = Retriever(mem, ns, params=params, log=False,
+                                embedder=level_embedder).find(target.signature,
+                                                              k=len(entries))
                 ranked = [h.episode_id for h in res.results]
                 row = _metrics(ranked, relevant, decoy_ids)
                 row.update({"target": target.id, "mechanism": target.mechanism,

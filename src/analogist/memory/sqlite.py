@@ -496,8 +496,13 @@ class Memory:
 
     def add_many(self, sigs: Iterable[Signature | Mapping[str, Any]], *,
                  namespace: str = "default", batch_size: int = 500,
-                 progress: Callable[[int], None] | None = None) -> list[int]:
+                 progress: Callable[[int], None] | None = None,
+                 embed: Callable[[Signature], Mapping[str, np.ndarray]] | None = None
+                 ) -> list[int]:
         """Store many signatures, one transaction per batch of ``batch_size``.
+
+        ``embed``, when given, maps each validated signature to its embeddings (channel → vector,
+        as for :meth:`add`); it is called before the record's batch is written.
 
         A bad record (invalid, or an episode id already stored or repeated) raises an
         :class:`AnalogistError` naming ``records[i].<field>`` (``i`` counts from 0 over all of
@@ -531,6 +536,8 @@ class Memory:
         for i, rec in enumerate(sigs):
             try:
                 p = _prepare(rec)
+                if embed is not None:
+                    p = _prepare(p.sig, p.features, embed(p.sig))
             except AnalogistError as e:
                 raise _at(e, i) from None
             first = seen.get(p.sig.episode_id)
