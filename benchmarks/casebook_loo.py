@@ -33,6 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--no-baseline", action="store_true", help="skip the surface arm")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "casebook_loo.json")
+    ap.add_argument("--sweep", type=float, nargs="*", default=[0.0, 0.25, 0.5, 1.0],
+                    help="w_embedding values tried with the level-embedding channel on "
+                         "(development data: this is where the default weight is chosen)")
     args = ap.parse_args(argv)
     console = Console()
     entries = [Entry(c.id, c.mechanism, c.domain, c.decoy_of is not None, c.signature)
@@ -48,6 +51,19 @@ def main(argv: list[str] | None = None) -> int:
         task = bar.add_task("leave-one-out", total=None)
         res = leave_one_out(entries, embed=embed,
                             progress=lambda n, t: bar.update(task, completed=n, total=t))
+    sweep = []
+    if args.sweep and not args.no_baseline:
+        from analogist.retrieve import RetrieveParams
+
+        for w in args.sweep:
+            r = leave_one_out(entries, level_embedder=emb,
+                              params=RetrieveParams(k=10, shortlist=20, w_embedding=w))
+            sweep.append({"w_embedding": w, **r["structural"],
+                          "decoy_transfers": r["decoy_transfers"]})
+            console.print(f"w_embedding={w}: " + ", ".join(
+                f"{k} {r['structural'][k]:.3f}" for k in ("hit@5", "recall@5", "mrr",
+                                                          "relevant_above_decoys")))
+    res["embedding_sweep"] = sweep
     t = Table(title=f"casebook leave-one-out: {res['targets']} targets, {res['decoys']} decoys "
                     "(development data)", title_justify="left")
     t.add_column("arm")
