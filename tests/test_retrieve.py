@@ -197,3 +197,19 @@ def test_embedding_channel_with_stored_level_embeddings(tmp_path: Path) -> None:
         assert top.episode_id == "stale-cache" and top.channels["embedding"] > 0.3
         off = Retriever(m).find(target)
         assert "embedding" not in off.channels_used
+
+
+def test_streamed_content_index_equals_the_direct_one(store: Memory) -> None:
+    import numpy as np
+
+    from analogist.index.content import ContentIndex
+    from analogist.index.features import extract_features
+    from analogist.retrieve import _stream_content_index
+
+    ids, feats = store.content_rows("default")
+    direct = ContentIndex(ids, feats)
+    streamed = _stream_content_index(store, "default")
+    q = extract_features(TARGET).content
+    assert list(streamed.ids) == list(direct.ids)
+    assert np.allclose(streamed.scores(q), direct.scores(q))
+    assert len(_stream_content_index(store, "empty-namespace")) == 0

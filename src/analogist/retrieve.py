@@ -24,6 +24,7 @@ would, the other acceptances deserve less trust (seed 000 §8). Every call write
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections import OrderedDict
@@ -242,8 +243,7 @@ class Retriever:
         gen = self._current_generation()
         if gen == self._generation:
             return
-        ids, feats = self.memory.content_rows(self.namespace)
-        self._content = ContentIndex(ids, feats)
+        self._content = _stream_content_index(self.memory, self.namespace)
         # fingerprints as integer codes aligned with the content index's rows
         self._fp_index = {}
         code_of_id: dict[int, int] = {}
@@ -459,6 +459,35 @@ class Retriever:
             return None
         return DecoyProbe(hit.episode_id, best[0], hit.score,
                           hit.transfer and hit.score >= p.min_score)
+
+
+def _stream_content_index(memory: Memory, namespace: str) -> ContentIndex:
+    """The namespace's content index, built by streaming its rows into CSR arrays (one row's
+    counts in memory at a time, so a million episodes do not become a million dicts)."""
+    from array import array
+
+    ids = array("q")
+    indptr = array("q", [0])
+    indices = array("q")
+    counts = array("d")
+    names: dict[str, int] = {}
+    cur = memory.conn.execute(
+        "SELECT s.id, v.data FROM signatures s JOIN sig_vectors v ON v.signature_id = s.id "
+        "WHERE s.namespace = ? AND v.channel = 'content' ORDER BY s.id", (namespace,))
+    for sid, data in cur:
+        row = json.loads(data)
+        cols = sorted((names.setdefault(k, len(names)), float(v)) for k, v in row.items())
+        for c, v in cols:
+            indices.append(c)
+            counts.append(v)
+        ids.append(int(sid))
+        indptr.append(len(indices))
+    return ContentIndex.from_arrays(np.frombuffer(ids, dtype=np.int64) if ids else [],
+                                    list(names), np.frombuffer(indptr, dtype=np.int64),
+                                    np.frombuffer(indices, dtype=np.int64) if indices else
+                                    np.zeros(0, dtype=np.int64),
+                                    np.frombuffer(counts, dtype=np.float64) if counts else
+                                    np.zeros(0, dtype=np.float64))
 
 
 def _superseded_below_replacements(hits: list[Hit]) -> list[Hit]:
