@@ -213,3 +213,11 @@ def test_streamed_content_index_equals_the_direct_one(store: Memory) -> None:
     assert list(streamed.ids) == list(direct.ids)
     assert np.allclose(streamed.scores(q), direct.scores(q))
     assert len(_stream_content_index(store, "empty-namespace")) == 0
+
+
+def test_surface_tokens_from_stored_json_match() -> None:
+    from analogist.retrieve import _surface_tokens_of
+    from analogist.signature import dump_signature
+
+    for s in (STALE_CACHE, LEDGER, RETRY):
+        assert _surface_tokens_of(json.loads(dump_signature(s))) == surface_tokens(s)

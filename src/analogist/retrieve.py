@@ -78,7 +78,7 @@ class RetrieveParams:
     min_score: float = 0.15
     decoy_probe: bool = True
     probe_pool: int = 200
-    exhaustive_probe_limit: int = 5000
+    exhaustive_probe_limit: int = 2000
     judge: JudgeParams = field(default_factory=JudgeParams)
 
     def __post_init__(self) -> None:
@@ -204,6 +204,16 @@ def level_embeddings(sig: Signature, embedder: Any) -> dict[str, np.ndarray]:
         return {}
     vecs = embedder.embed([texts[ch] for ch in chans])
     return {ch: vecs[i] for i, ch in enumerate(chans)}
+
+
+def _surface_tokens_of(data: dict[str, Any]) -> set[str]:
+    """:func:`surface_tokens` of a stored signature's JSON, without validating it again."""
+    surface = data.get("surface") or {}
+    levels = data.get("levels") or {}
+    text = " ".join([str(surface.get("domain") or ""),
+                     *(str(x) for x in surface.get("entities") or []),
+                     str(levels.get("L0") or "")])
+    return {w for w in _WORD.findall(text.lower()) if len(w) > 2}
 
 
 class Retriever:
@@ -439,18 +449,19 @@ class Retriever:
         if not tt:
             return None
         best: tuple[float, int] | None = None
-        for sid in pool:
-            if sid in accepted:
-                continue
-            ep = self.memory.get(sid, self.namespace)
-            if ep is None:
-                continue
-            st = surface_tokens(ep.signature)
-            if not st:
-                continue
-            sim = len(tt & st) / len(tt | st)
-            if best is None or sim > best[0] or (sim == best[0] and sid < best[1]):
-                best = (sim, sid)
+        pool = [sid for sid in pool if sid not in accepted]
+        for start in range(0, len(pool), 500):
+            chunk = pool[start:start + 500]
+            rows = self.memory.conn.execute(
+                f"SELECT id, json FROM signatures WHERE namespace = ? AND id IN "
+                f"({','.join('?' * len(chunk))})", (self.namespace, *chunk)).fetchall()
+            for sid, text in rows:
+                st = _surface_tokens_of(json.loads(text))
+                if not st:
+                    continue
+                sim = len(tt & st) / len(tt | st)
+                if best is None or sim > best[0] or (sim == best[0] and sid < best[1]):
+                    best = (sim, int(sid))
         if best is None or best[0] <= 0:
             return None
         try:

@@ -178,13 +178,17 @@ class _Indexed:
         self.bins = bins
 
 
-_INDEXED: weakref.WeakKeyDictionary[Description, _Indexed] = weakref.WeakKeyDictionary()
+_INDEXED: dict[int, _Indexed] = {}
 
 
 def _indexed(d: Description) -> _Indexed:
-    got = _INDEXED.get(d)
+    """The cached integer view of ``d``, keyed by the object itself (two equal descriptions may
+    carry different vocabularies), dropped when ``d`` is collected."""
+    key = id(d)
+    got = _INDEXED.get(key)
     if got is None:
-        got = _INDEXED[d] = _Indexed(d)
+        got = _INDEXED[key] = _Indexed(d)
+        weakref.finalize(d, _INDEXED.pop, key, None)
     return got
 
 
@@ -767,51 +771,22 @@ def greedy_merge(state: _MergeState, base: Description, params: SMEParams) -> li
     """Step 5: partition kernels by base root expression, then merge greedily twice.
 
     The reference can fold attribute kernels into relational ones (``*fold-in-attributes*``), but
-    with its default ``*minimal-ascend-attributes*`` it does not; neither do we. The folding code
-    is kept behind ``fold_attributes`` so the two stay comparable.
+    with its default ``*minimal-ascend-attributes*`` it does not; we do not implement the folding.
     """
     roots_of = base.roots()
-    fold_attributes = False  # the reference's *minimal-ascend-attributes* is on: no folding
-    table: dict[int, tuple[Expr, list[Mapping]]] = {}
-    table_order: list[int] = []
-    attr_table: dict[int | None, Mapping] = {}
-    attr_order: list[int | None] = []
+    table: dict[Expr, list[Mapping]] = {}
     for k in sorted(state.kernels, key=lambda k: -k.id):  # discovery order
         if k.inconsistent:
             continue
         for r in k.roots:
             for root_expr in roots_of.get(r.base, [r.base]):
-                if fold_attributes and (isinstance(root_expr, Expr) and base.kind_of(
-                        root_expr.functor) is PredicateKind.ATTRIBUTE):
-                    akey = r.args[0].id if r.args else None
-                    if akey in attr_table:
-                        attr_table[akey] = _merge(state, k, attr_table[akey])
-                    else:
-                        attr_table[akey] = k
-                        attr_order.append(akey)
-                else:
-                    rk = root_expr
-                    entry = table.get(rk)
-                    if entry is None:
-                        table[rk] = (root_expr, [k])
-                        table_order.append(rk)
-                    elif k not in entry[1]:
-                        _insert(entry[1], k)
-    partitions: list[list[Mapping]] = []
-    for rk in reversed(table_order):
-        kernels = table[rk][1]
-        updated = []
-        for k in kernels:
-            nk = k
-            if attr_table:
-                for i in _bits(k.mhs):
-                    m = state.mhs[i]
-                    if m.kind == ENTITY and m.id in attr_table:
-                        nk = _merge(state, nk, attr_table[m.id])
-            updated.append(nk)
-        partitions.append(_careful_sort(updated))
-    for akey in reversed(attr_order):
-        partitions.append([attr_table[akey]])
+                entry = table.get(root_expr)
+                if entry is None:
+                    table[root_expr] = [k]
+                elif k not in entry:
+                    _insert(entry, k)
+    # the reference pushes new partitions to the front of its table
+    partitions = [_careful_sort(kernels) for kernels in reversed(list(table.values()))]
     candidates: list[Mapping] = []
     done: dict[tuple[int, ...], list[Mapping]] = {}
     for part in partitions:
