@@ -478,16 +478,22 @@ def demo_command(
             m for m in by_mech if m not in DEMO_MECHANISMS)
         picked = [by_mech[m][0] for m in order][:targets]
         out: list[dict[str, Any]] = []
+        from analogist.index.embed import default_embedder
+        from analogist.retrieve import level_embeddings
+
+        embedder = default_embedder()
         with tempfile.TemporaryDirectory() as tmp, Memory.open(Path(tmp) / "demo.db") as m:
             with Progress(transient=True, console=console) as bar:
                 task = bar.add_task("loading the casebook", total=len(entries))
-                m.add_many([e.signature for e in entries], namespace="demo", batch_size=50,
-                           progress=lambda n: bar.update(task, completed=n))
+                m.add_many([e.signature for e in entries], namespace="demo", batch_size=25,
+                           progress=lambda n: bar.update(task, completed=n),
+                           embed=lambda s: level_embeddings(s, embedder))
             domain_of = {e.id: e.domain for e in entries}
             mech_of = {e.id: e.mechanism for e in entries}
             for target in picked:
                 m.delete(target.id, "demo")  # the target is the new situation, not a memory
-                res = Retriever(m, "demo", params=RetrieveParams(k=k)).find(target.signature)
+                res = Retriever(m, "demo", params=RetrieveParams(k=k),
+                                embedder=embedder).find(target.signature)
                 best = res.results[0] if res.results else None
                 out.append({
                     "target": target.id, "target_domain": target.domain,
@@ -508,7 +514,8 @@ def demo_command(
                             f"(mechanism {mech_of.get(best.episode_id)}; target's: "
                             f"{target.mechanism})"))
                     console.print(Text(res.render()))
-                m.add(target.signature, namespace="demo")
+                m.add(target.signature, namespace="demo",
+                      embeddings=level_embeddings(target.signature, embedder))
     except AnalogistError as e:
         _fail(str(e))
     if as_json:
