@@ -287,3 +287,19 @@ def test_families_and_f8_surface_distance(both) -> None:
     for it in (i for i in both.items if i["family"] == "F5"):
         dec = {v["decision"] for v in it["key"]["parts"].values()}
         assert "withhold" in dec
+
+
+def test_every_template_renders_in_every_domain() -> None:
+    assert len(skins.DOMAIN_NAMES) >= 5
+    for t in TEMPLATES.values():
+        texts = set()
+        for d in skins.DOMAIN_NAMES:
+            rng = random.Random(d)
+            sk = skins.familiar_skin(t, d, rng)
+            assert len(set(sk.entities.values())) == len(t.roles)
+            sig = skins.render(t, sk, skins.fresh_tags(t, rng), f"{t.name}-{d}")
+            compile_signature(sig, strict=True)
+            assert sig.surface.domain == d
+            assert t.principle == sig.levels.L3
+            texts.add(sig.levels.L0)
+        assert len(texts) == len(skins.DOMAIN_NAMES)

@@ -159,6 +159,46 @@ PRED_PHRASES: dict[str, tuple[str, str]] = {
     "belongs_to": ("the {a} belongs to the {b}", "the {a} is owned by the {b}"),
 }
 
+#: Per-domain phrase tables: domain → predicate → (variant 0, variant 1), over the generic ones.
+DOMAIN_PHRASES: dict[str, dict[str, tuple[str, str]]] = {
+    "software_operations": {
+        "reads_from": ("the {a} queries the {b}", "the {a} fetches its data from the {b}"),
+        "derives_from": ("the {a} is replicated from the {b}", "the {a} is built from the {b}"),
+        "retries": ("the {a} re-sends the {b}", "the {a} fires the {b} again after each timeout"),
+        "depends_on": ("the {a} calls the {b}", "the {a} needs the {b} to serve requests"),
+    },
+    "finance": {
+        "reads_from": ("the {a} books against the {b}", "the {a} prices off the {b}"),
+        "derives_from": ("the {a} is compiled from the {b}", "the {a} is extracted from the {b}"),
+        "incentivises": ("the {a} pays bonuses to the {b}", "the {a} compensates the {b}"),
+        "consumes": ("the {a} draws down the {b}", "the {a} burns through the {b}"),
+    },
+    "medicine": {
+        "reads_from": ("the {a} consults the {b}", "the {a} goes by the {b}"),
+        "derives_from": ("the {a} is transcribed from the {b}", "the {a} is summarised from the {b}"),
+        "observes": ("the {a} monitors the {b}", "the {a} tracks the {b}"),
+        "signals": ("the {a} pages the {b}", "the {a} calls the {b} to the bedside"),
+    },
+    "logistics": {
+        "reads_from": ("the {a} works off the {b}", "the {a} picks according to the {b}"),
+        "derives_from": ("the {a} is printed from the {b}", "the {a} is loaded from the {b}"),
+        "consumes": ("the {a} ties up the {b}", "the {a} occupies the {b}"),
+        "schedules": ("the {a} dispatches the {b}", "the {a} assigns slots to the {b}"),
+    },
+    "ecology": {
+        "consumes": ("the {a} feeds on the {b}", "the {a} grazes down the {b}"),
+        "derives_from": ("the {a} is sampled from the {b}", "the {a} is drawn up from the {b}"),
+        "produces": ("the {a} regrows the {b}", "the {a} restocks the {b}"),
+        "competes_for": ("the {a} forages for the {b}", "the {a} jostles for the {b}"),
+    },
+    "manufacturing": {
+        "reads_from": ("the {a} builds to the {b}", "the {a} follows the {b}"),
+        "derives_from": ("the {a} is issued from the {b}", "the {a} is revised from the {b}"),
+        "writes_to": ("the {a} stamps the {b}", "the {a} posts its output to the {b}"),
+        "depends_on": ("the {a} runs on the {b}", "the {a} stops without the {b}"),
+    },
+}
+
 #: attribute → nominal phrasing variants ({x} is an entity name).
 STATE_PHRASES: dict[str, tuple[str, str]] = {
     "false_claim": ("a wrong conclusion by the {x}", "a mistaken belief held by the {x}"),
@@ -203,7 +243,7 @@ def _all_familiar_words() -> frozenset[str]:
     for kinds in DOMAINS.values():
         for names in kinds.values():
             texts.extend(n.replace("_", " ") for n in names)
-    for table in (PRED_PHRASES, STATE_PHRASES, EDGE_PHRASES):
+    for table in (PRED_PHRASES, STATE_PHRASES, EDGE_PHRASES, *DOMAIN_PHRASES.values()):
         for variants in table.values():
             texts.extend(variants)
     texts.extend(NEG_EDGE)
@@ -306,7 +346,8 @@ def rel_sentence(rel: Rel, skin: Skin) -> str:
         if len(names) == 3:
             return f"The {names[0]} and the {names[1]} {w} the {names[2]}."
         return f"The {names[0]} {w} the {names[1]}."
-    fmt = PRED_PHRASES[rel[0]][skin.variant % 2]
+    table = DOMAIN_PHRASES.get(skin.domain, {})
+    fmt = (table.get(rel[0]) or PRED_PHRASES[rel[0]])[skin.variant % 2]
     return _cap(fmt.format(**dict(zip("abc", names, strict=False)))) + "."
 
 
