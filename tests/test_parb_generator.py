@@ -303,3 +303,15 @@ def test_every_template_renders_in_every_domain() -> None:
             assert t.principle == sig.levels.L3
             texts.add(sig.levels.L0)
         assert len(texts) == len(skins.DOMAIN_NAMES)
+
+
+def test_surface_decoy_and_far_analogue() -> None:
+    t = TEMPLATES["stale_copy_trusted"]
+    rng = random.Random(3)
+    sig, other = decoys.surface_decoy(t, "finance", DEV_TEMPLATES, rng, "sd")
+    assert other.name != t.name and sig.surface.domain == "finance"
+    far, dom = decoys.far_analogue(t, "finance", rng, "fa")
+    assert dom != "finance" and far.surface.domain == dom
+    orig = skins.render(t, skins.familiar_skin(t, "finance", rng), skins.fresh_tags(t, rng), "o")
+    assert len(_brute(far.to_data(), orig.to_data())) == 1
+    assert not _brute(sig.to_data(), orig.to_data())

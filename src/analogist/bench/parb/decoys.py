@@ -120,3 +120,23 @@ def minimal_pair(t: Template, skin: Skin, tags: dict[str, str], episode_id: str,
     rels, edges = apply_edit(t, edit)
     skin2 = extend_lexicon(skin, rels, edges, rng)
     return render(t, skin2, tags, episode_id, rels, edges), edit
+
+
+def surface_decoy(t: Template, domain: str, templates: tuple[str, ...], rng: random.Random,
+                  episode_id: str) -> tuple[Signature, Template]:
+    """Same domain and vocabulary as an item of ``t``, another template (a near disanalogy)."""
+    from analogist.bench.parb.skins import familiar_skin, fresh_tags
+    from analogist.bench.parb.templates import TEMPLATES
+
+    other = TEMPLATES[rng.choice([n for n in templates if n != t.name])]
+    skin = familiar_skin(other, domain, rng)
+    return render(other, skin, fresh_tags(other, rng), episode_id), other
+
+
+def far_analogue(t: Template, avoid_domain: str, rng: random.Random,
+                 episode_id: str) -> tuple[Signature, str]:
+    """The same template in another domain (a far analogy)."""
+    from analogist.bench.parb.skins import DOMAIN_NAMES, familiar_skin, fresh_tags
+
+    domain = rng.choice([d for d in DOMAIN_NAMES if d != avoid_domain])
+    return render(t, familiar_skin(t, domain, rng), fresh_tags(t, rng), episode_id), domain
