@@ -528,3 +528,46 @@ def demo_command(
 
 if __name__ == "__main__":  # pragma: no cover
     app()
+
+
+# -- benchmarks ---------------------------------------------------------------------------------
+bench_app = typer.Typer(help="Benchmarks (PARB: seed 000 §14–16, issue 4).", no_args_is_help=True)
+app.add_typer(bench_app, name="bench")
+
+
+@bench_app.command("parb")
+def bench_parb_command(
+    items: int = typer.Option(320, "--items", min=1, help="Number of generated items."),
+    arms: str = typer.Option("B,B',C,C',H,D,E,G,A0,A1", "--arms",
+                             help="Comma-separated arms (A0/A1 need an LLM: reported skipped)."),
+    representation: str = typer.Option("oracle", "--representation",
+                                       help="oracle (gold signatures) or encoded."),
+    split: str = typer.Option("both", "--split", help="dev, test or both."),
+    seed: int = typer.Option(0, "--seed", help="Item-generation and bootstrap seed."),
+    out: Path = typer.Option(Path("parb_out"), "--out", help="Output directory."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+) -> None:
+    """Run the PARB benchmark: every arm on every item; writes results.json and report.md."""
+    from analogist.bench.parb.runner import ENCODED_SKIP_REASON, run_parb
+
+    if representation == "encoded":
+        typer.echo(f"error: --representation encoded: {ENCODED_SKIP_REASON}. Nothing written.",
+                   err=True)
+        raise typer.Exit(EXIT_BAD_INPUT)
+    if representation != "oracle":
+        _fail(f"--representation must be 'oracle' or 'encoded', got {representation!r}")
+    if split not in ("dev", "test", "both"):
+        _fail(f"--split must be dev, test or both, got {split!r}")
+    names = [a.strip() for a in arms.split(",") if a.strip()]
+    try:
+        res = run_parb(items, names, representation=representation, split=split, seed=seed,
+                       out_dir=out, progress=progress)
+    except (AnalogistError, ValueError) as e:
+        _fail(str(e))
+    for sp, data in res["splits"].items():
+        for a, m in (data.get("arms") or {}).items():
+            typer.echo(f"{sp:4s} {a:3s} NAV {m['nav']:+.3f} CI [{m['nav_ci'][0]:+.3f}, "
+                       f"{m['nav_ci'][1]:+.3f}]")
+        for h, v in (data.get("hypotheses") or {}).items():
+            typer.echo(f"{sp:4s} {h}: {v['verdict']}")
+    typer.echo(f"wrote {out}/results.json and {out}/report.md")

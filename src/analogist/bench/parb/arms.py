@@ -1,0 +1,394 @@
+"""PARB arms (seed 000 §16): the offline arms B, B′, C, C′, H, D, E, G as small objects.
+
+Every arm has a ``name`` and ``run(item, ctx) -> ArmOutput``. An item is turned into one
+uniform retrieval problem by :func:`problem_of`: a *query* signature, a *pool* of candidate
+episodes (id → signature data), the keyed answer ids (empty for "no true match") and the keyed
+role mapping oriented **pool episode (base) → query** — the direction the judge maps in.
+
+* F1, F4, F5: query = the target, pool = [the source] (the task is mapping and transfer).
+* F2: query = the target, pool = the four candidates (far analogy + three decoys).
+* F3, F6: query = the target, pool = the ten pool episodes (30 % / 50 % no true match).
+* F7, F8: query = the source, pool = [the target, its decoy] (the key's ``answer``).
+
+Arms (all offline; A0/A1 need an LLM and are reported as skipped by the runner):
+
+* **B** — surface retrieval: cosine of the default embedder on the L0 text fused with BM25
+  (Robertson & Zaragoza 2009, k1 = 1.2, b = 0.75, written here) over L0 tokens,
+  ``0.5·cos + 0.5·bm25/max(bm25)``; the top candidate is always proposed, nothing is mapped.
+* **B′** — B with its context raised to C's: the ranked list is as long as C's FAC shortlist
+  (``RetrieveParams.shortlist``) and the text is every level C's structural channels see
+  (L0–L3), so a C-over-B gain cannot come from more context.
+* **C** — structural retrieval: :class:`analogist.retrieve.Retriever` (MAC/FAC) over a
+  namespace holding the pool's gold signatures; no judge gate: the top result is proposed
+  unless the retriever itself reports "no match" (its ``min_score``). Nothing is mapped.
+* **C′** — placebo: C over a namespace where the signatures are shuffled across the pool's
+  episodes (a seeded derangement; ids and therefore keys stay put). A one-episode pool borrows
+  the structure of another item's episode.
+* **H** — hybrid: C's and B's ranked lists interleaved (C first), duplicates dropped.
+* **D** — C + forced SME mapping: the first of C's results whose mapping covers at least half
+  of the source's relations and edges is proposed, with the judge's role map, the fix projected
+  through it, and per-part transfer decisions (a part transfers iff the mapping matched it).
+* **E** — D + causal-path gate + prediction + decoy probe: proposes and transfers only when the
+  judge transfers the mechanism or a conclusion and the retriever's decoy probe did not accept
+  a decoy.
+* **G** — oracle: the keyed source handed over (nothing on a no-match item), then D's mapping.
+
+Arms that do not map (B, B′, C, C′, H) cannot carry a fix into target terms; they "transfer"
+every part of the source wholesale, which is what copying a retrieved case amounts to.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from analogist.judge import AnalogyReport, judge
+from analogist.memory.sqlite import Memory
+from analogist.retrieve import FindResult, RetrieveParams, Retriever
+from analogist.signature import validate_signature
+
+__all__ = [
+    "ARM_NAMES",
+    "LLM_ARMS",
+    "ArmContext",
+    "ArmOutput",
+    "Problem",
+    "bm25_scores",
+    "make_arms",
+    "problem_of",
+]
+
+ARM_NAMES = ("B", "B'", "C", "C'", "H", "D", "E", "G")
+LLM_ARMS = ("A0", "A1")
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+@dataclass
+class Problem:
+    query: dict[str, Any]
+    pool: list[tuple[str, dict[str, Any]]]
+    gold: list[str]
+    no_match: bool
+    role_mapping: dict[str, str] | None        # base (gold pool episode) → query
+    all_role_mappings: list[dict[str, str]]
+
+
+@dataclass
+class ArmOutput:
+    chosen: str | None                       # proposed source id, None = "no match"
+    ranking: list[str]
+    role_map: dict[str, str] | None = None   # chosen base roles → query roles
+    fix: str | None = None                   # the fix carried into target terms
+    conclusions: list[str] = field(default_factory=list)  # transferred conclusions (projected)
+    parts: dict[str, bool] | None = None     # F5 part id → transferred?
+    transfer: bool = False                   # did the arm act on the analogy
+    confidence: float = 0.0
+    note: str = ""
+
+    @property
+    def proposed(self) -> bool:
+        return self.chosen is not None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"chosen": self.chosen, "ranking": self.ranking[:10], "role_map": self.role_map,
+                "fix": self.fix, "conclusions": self.conclusions, "parts": self.parts,
+                "transfer": self.transfer, "confidence": round(self.confidence, 4),
+                "note": self.note}
+
+
+def _invert(m: dict[str, str]) -> dict[str, str]:
+    return {v: k for k, v in m.items()}
+
+
+def problem_of(item: dict[str, Any]) -> Problem:
+    fam, key = item["family"], item["key"]
+    if fam in ("F1", "F4", "F5"):
+        src = item["source"]
+        return Problem(item["target"], [(src["episode_id"], src)], [src["episode_id"]], False,
+                       dict(key["role_mapping"]), [dict(m) for m in key["all_role_mappings"]])
+    if fam == "F2":
+        pool = [(c["episode_id"], c["signature"]) for c in item["candidates"]]
+        return Problem(item["target"], pool, [key["answer"]], False,
+                       _invert(key["role_mapping"]),
+                       [_invert(m) for m in key["all_role_mappings"]])
+    if fam in ("F3", "F6"):
+        pool = [(p["episode_id"], p["signature"]) for p in item["pool"]]
+        return Problem(item["target"], pool, list(key["match_ids"]), bool(key["no_match"]),
+                       None, [])
+    if fam in ("F7", "F8"):
+        tgt = item["target"]
+        pool = [(tgt["episode_id"], tgt)] + [(c["episode_id"], c["signature"])
+                                             for c in item["candidates"]]
+        return Problem(item["source"], pool, [key["answer"]], False,
+                       _invert(key["role_mapping"]),
+                       [_invert(m) for m in key["all_role_mappings"]])
+    raise ValueError(f"unknown family {fam!r}")
+
+
+# -- context shared by the arms of one item ------------------------------------------------------
+class ArmContext:
+    """Per-run resources (one Memory file, the embedder) and per-item caches, so that C, D, E,
+    H share one retrieval and B, B′ share one embedding batch."""
+
+    def __init__(self, memory: Memory, embedder: Any, seed: int = 0,
+                 params: RetrieveParams | None = None) -> None:
+        self.memory = memory
+        self.embedder = embedder
+        self.seed = seed
+        self.params = params or RetrieveParams()
+        self._item_id: str | None = None
+        self._cache: dict[str, Any] = {}
+        self._foreign: dict[str, Any] | None = None     # an episode of the previous item
+
+    def begin(self, item: dict[str, Any]) -> Problem:
+        if self._item_id is not None and self._cache.get("problem") is not None:
+            prev = self._cache["problem"]
+            self._foreign = prev.pool[0][1]
+        self._item_id = item["item_id"]
+        self._cache = {"problem": problem_of(item), "item": item}
+        return self._cache["problem"]
+
+    @property
+    def problem(self) -> Problem:
+        return self._cache["problem"]
+
+    # -- structural retrieval -------------------------------------------------------------------
+    def _retrieve(self, shuffled: bool) -> FindResult:
+        key = "find_shuf" if shuffled else "find"
+        if key in self._cache:
+            return self._cache[key]
+        pb = self.problem
+        ns = f"{self._item_id}{'#shuf' if shuffled else ''}"
+        sigs = [dict(s, episode_id=eid) for eid, s in pb.pool]
+        if shuffled:
+            sigs = self._shuffle(sigs)
+        if self.memory.count(ns) == 0:
+            self.memory.add_many(sigs, namespace=ns)
+        r = Retriever(self.memory, ns, params=self.params, embedder=None, log=False)
+        res = r.find(validate_signature(pb.query), k=self.params.shortlist)
+        self._cache[key] = res
+        return res
+
+    def find(self) -> FindResult:
+        return self._retrieve(False)
+
+    def find_shuffled(self) -> FindResult:
+        return self._retrieve(True)
+
+    def _shuffle(self, sigs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        ids = [s["episode_id"] for s in sigs]
+        if len(sigs) < 2:
+            other = self._foreign or sigs[0]
+            return [dict(other, episode_id=ids[0])]
+        rng = random.Random(f"parb-placebo:{self.seed}:{self._item_id}")
+        perm = list(range(len(sigs)))
+        while True:                                    # a derangement: nobody keeps its own
+            rng.shuffle(perm)
+            if all(i != p for i, p in enumerate(perm)):
+                break
+        return [dict(sigs[p], episode_id=ids[i]) for i, p in enumerate(perm)]
+
+    # -- surface retrieval ------------------------------------------------------------------------
+    def surface_ranking(self, levels: tuple[str, ...]) -> list[tuple[str, float]]:
+        key = "surface:" + ",".join(levels)
+        if key in self._cache:
+            return self._cache[key]
+        pb = self.problem
+
+        def text(sig: dict[str, Any]) -> str:
+            lv = sig.get("levels") or {}
+            return " ".join(str(lv.get(x) or "") for x in levels).strip()
+
+        q = text(pb.query)
+        docs = [text(s) for _eid, s in pb.pool]
+        vecs = self.embedder.embed([q, *docs])
+        cos = (vecs[1:] @ vecs[0]).astype(float)
+        bm = bm25_scores(_tokens(q), [_tokens(d) for d in docs])
+        mx = max(bm) if len(bm) and max(bm) > 0 else 1.0
+        fused = [0.5 * float(c) + 0.5 * float(b) / mx for c, b in zip(cos, bm, strict=True)]
+        ranked = sorted(zip([e for e, _ in pb.pool], fused, strict=True),
+                        key=lambda x: (-x[1], x[0]))
+        self._cache[key] = ranked
+        return ranked
+
+
+def _tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text.lower())
+
+
+def bm25_scores(query: list[str], docs: list[list[str]], k1: float = 1.2,
+                b: float = 0.75) -> list[float]:
+    """Okapi BM25 of ``query`` against each of ``docs`` (token lists), IDF
+    ``ln(1 + (N − n + 0.5)/(n + 0.5))`` over ``docs`` (Robertson & Zaragoza 2009)."""
+    n = len(docs)
+    if n == 0:
+        return []
+    avg = sum(len(d) for d in docs) / n or 1.0
+    df: Counter[str] = Counter()
+    for d in docs:
+        df.update(set(d))
+    out = []
+    for d in docs:
+        tf = Counter(d)
+        s = 0.0
+        for t in set(query):
+            f = tf.get(t, 0)
+            if not f:
+                continue
+            idf = math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5))
+            s += idf * f * (k1 + 1) / (f + k1 * (1 - b + b * len(d) / avg))
+        out.append(s)
+    return out
+
+
+def _clip(x: float) -> float:
+    return float(min(1.0, max(0.0, x))) if np.isfinite(x) else 0.0
+
+
+def _norm(s: str) -> str:
+    return re.sub(r"\s+", "", s)
+
+
+def _wholesale_parts(item: dict[str, Any]) -> dict[str, bool] | None:
+    if item["family"] != "F5":
+        return None
+    return {p: True for p in item["key"]["parts"]}
+
+
+def _mapped_parts(item: dict[str, Any], rep: AnalogyReport | None) -> dict[str, bool] | None:
+    if item["family"] != "F5":
+        return None
+    if rep is None:
+        return {p: False for p in item["key"]["parts"]}
+    mapped = {_norm(s) for s, _t in rep.likenesses}
+    return {p: _norm(v["source"]) in mapped for p, v in item["key"]["parts"].items()}
+
+
+def _mapping_output(item: dict[str, Any], chosen: str, ranking: list[str],
+                    rep: AnalogyReport, confidence: float, gate: bool) -> ArmOutput:
+    """Output of a mapping arm (D, E, G) for a chosen source and its judged mapping."""
+    concl = [c.projected for c in rep.conclusions if c.status == "transfer"]
+    return ArmOutput(chosen, ranking, role_map=dict(rep.role_map),
+                     fix=rep.mechanism if (rep.transfer_mechanism or not gate) else None,
+                     conclusions=concl, parts=_mapped_parts(item, rep),
+                     transfer=bool(rep.transfer or rep.transfer_mechanism) if gate else True,
+                     confidence=_clip(rep.normalized_score))
+
+
+# -- the arms ----------------------------------------------------------------------------------------
+class SurfaceArm:
+    def __init__(self, name: str, levels: tuple[str, ...], k: int) -> None:
+        self.name, self.levels, self.k = name, levels, k
+
+    def run(self, item: dict[str, Any], ctx: ArmContext) -> ArmOutput:
+        ranked = ctx.surface_ranking(self.levels)[: self.k]
+        ranking = [e for e, _ in ranked]
+        if not ranked:
+            return ArmOutput(None, [])
+        return ArmOutput(ranking[0], ranking, parts=_wholesale_parts(item), transfer=True,
+                         confidence=_clip(ranked[0][1]))
+
+
+class StructuralArm:
+    def __init__(self, name: str, shuffled: bool = False) -> None:
+        self.name, self.shuffled = name, shuffled
+
+    def run(self, item: dict[str, Any], ctx: ArmContext) -> ArmOutput:
+        res = ctx.find_shuffled() if self.shuffled else ctx.find()
+        ranking = [h.episode_id for h in res.results]
+        conf = _clip(res.results[0].score) if res.results else 0.0
+        if res.no_match or not ranking:
+            return ArmOutput(None, ranking, confidence=conf, note="retriever: no match")
+        return ArmOutput(ranking[0], ranking, parts=_wholesale_parts(item), transfer=True,
+                         confidence=conf)
+
+
+class HybridArm:
+    name = "H"
+
+    def __init__(self, b: SurfaceArm, c: StructuralArm) -> None:
+        self.b, self.c = b, c
+
+    def run(self, item: dict[str, Any], ctx: ArmContext) -> ArmOutput:
+        ob, oc = self.b.run(item, ctx), self.c.run(item, ctx)
+        ranking: list[str] = []
+        for i in range(max(len(ob.ranking), len(oc.ranking))):
+            for lst in (oc.ranking, ob.ranking):
+                if i < len(lst) and lst[i] not in ranking:
+                    ranking.append(lst[i])
+        chosen = oc.chosen or ob.chosen
+        conf = max(ob.confidence, oc.confidence)
+        return ArmOutput(chosen, ranking, parts=_wholesale_parts(item),
+                         transfer=chosen is not None, confidence=conf)
+
+
+class MappingArm:
+    """D (``gated=False``) and E (``gated=True``)."""
+
+    def __init__(self, name: str, gated: bool, min_coverage: float = 0.5) -> None:
+        self.name, self.gated, self.min_coverage = name, gated, min_coverage
+
+    def run(self, item: dict[str, Any], ctx: ArmContext) -> ArmOutput:
+        res = ctx.find()
+        ranking = [h.episode_id for h in res.results]
+        top_conf = _clip(res.results[0].score) if res.results else 0.0
+        if self.gated and res.decoy is not None and res.decoy.judge_transfer:
+            return ArmOutput(None, ranking, parts=_mapped_parts(item, None),
+                             confidence=min(top_conf, 0.5),
+                             note=f"decoy probe accepted {res.decoy.episode_id}")
+        for h in res.results:
+            rep = h.report
+            if rep.coverage < self.min_coverage:
+                continue
+            if self.gated and not (rep.transfer or rep.transfer_mechanism):
+                continue
+            out = _mapping_output(item, h.episode_id, ranking, rep, h.score, self.gated)
+            out.confidence = _clip(h.score)
+            if self.gated and rep.prediction is not None:
+                out.note = f"prediction: {rep.prediction.observable}"
+            return out
+        why = "gate: nothing transfers" if self.gated else "mapping covers < half the source"
+        return ArmOutput(None, ranking, parts=_mapped_parts(item, None),
+                         confidence=min(top_conf, 0.5), note=why)
+
+
+class OracleArm:
+    name = "G"
+
+    def run(self, item: dict[str, Any], ctx: ArmContext) -> ArmOutput:
+        pb = ctx.problem
+        if not pb.gold:
+            return ArmOutput(None, [], parts=_mapped_parts(item, None), confidence=0.0,
+                             note="oracle: no keyed source")
+        gid = pb.gold[0]
+        src = dict(dict(pb.pool)[gid], episode_id=gid)
+        rep = judge(validate_signature(src), validate_signature(pb.query))
+        out = _mapping_output(item, gid, list(pb.gold), rep, 1.0, gate=False)
+        out.confidence = 1.0
+        return out
+
+
+def make_arms(names: list[str] | tuple[str, ...] = ARM_NAMES,
+              params: RetrieveParams | None = None) -> list[Any]:
+    """The requested offline arms, in the order given. Unknown names raise ValueError."""
+    p = params or RetrieveParams()
+    b = SurfaceArm("B", ("L0",), p.k)
+    c = StructuralArm("C")
+    table: dict[str, Any] = {
+        "B": b, "B'": SurfaceArm("B'", ("L0", "L1", "L2", "L3"), p.shortlist), "C": c,
+        "C'": StructuralArm("C'", shuffled=True), "H": HybridArm(b, c),
+        "D": MappingArm("D", gated=False), "E": MappingArm("E", gated=True), "G": OracleArm(),
+    }
+    out = []
+    for n in names:
+        n = n.replace("′", "'")
+        if n not in table:
+            raise ValueError(f"unknown offline arm {n!r} (known: {', '.join(ARM_NAMES)})")
+        out.append(table[n])
+    return out

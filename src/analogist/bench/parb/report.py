@@ -1,0 +1,165 @@
+"""PARB report: report.md (tables, verdicts) and PNG plots when matplotlib imports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+__all__ = ["write_report"]
+
+
+def _fmt(x: Any, nd: int = 3) -> str:
+    if x is None:
+        return "—"
+    if isinstance(x, float):
+        return f"{x:.{nd}f}"
+    return str(x)
+
+
+def _ci(ci: Any) -> str:
+    if not ci or ci[0] is None:
+        return "—"
+    return f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
+
+
+def _plots(results: dict[str, Any], out: Path) -> tuple[list[str], str | None]:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except Exception as e:  # noqa: BLE001 - any import failure means no plots
+        return [], f"plots skipped: matplotlib not importable ({type(e).__name__})"
+    files: list[str] = []
+    for sp, data in results["splits"].items():
+        arms = data.get("arms") or {}
+        if not arms:
+            continue
+        names = list(arms)
+        # NAV by arm with CIs
+        fig, ax = plt.subplots(figsize=(7, 3.5))
+        navs = [arms[a]["nav"] for a in names]
+        lo = [arms[a]["nav"] - arms[a]["nav_ci"][0] for a in names]
+        hi = [arms[a]["nav_ci"][1] - arms[a]["nav"] for a in names]
+        ax.bar(names, navs, yerr=[lo, hi], capsize=4, color="#4477aa")
+        ax.axhline(0, color="black", lw=0.8)
+        ax.set_ylabel("NAV (α=1, β=2)")
+        ax.set_title(f"PARB {sp}: NAV by arm, 95% bootstrap CI")
+        fig.tight_layout()
+        f = f"nav_by_arm_{sp}.png"
+        fig.savefig(out / f, dpi=100)
+        plt.close(fig)
+        files.append(f)
+        # recall@k curves (far items)
+        fig, ax = plt.subplots(figsize=(6, 3.5))
+        for a in names:
+            rk = arms[a].get("recall_at_k_far") or {}
+            ks = [int(k) for k in rk if rk[k] is not None]
+            if ks:
+                ax.plot(ks, [rk[str(k)] for k in ks], marker="o", label=a)
+        ax.set_xlabel("k")
+        ax.set_ylabel("recall@k (far items)")
+        ax.set_ylim(0, 1.05)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7, ncol=2)
+        else:
+            ax.text(0.5, 0.5, "no far items in this split", ha="center", transform=ax.transAxes)
+        ax.set_title(f"PARB {sp}: recall@k on far items")
+        fig.tight_layout()
+        f = f"recall_at_k_{sp}.png"
+        fig.savefig(out / f, dpi=100)
+        plt.close(fig)
+        files.append(f)
+        # d′ by decoy type
+        fig, ax = plt.subplots(figsize=(7, 3.5))
+        types = list(next(iter(arms.values()))["d_prime_by_decoy"])
+        w = 0.8 / max(1, len(types))
+        for j, t in enumerate(types):
+            vals = [arms[a]["d_prime_by_decoy"].get(t) or 0.0 for a in names]
+            ax.bar([i + j * w for i in range(len(names))], vals, width=w, label=t)
+        ax.set_xticks([i + w * (len(types) - 1) / 2 for i in range(len(names))], names)
+        ax.axhline(0, color="black", lw=0.8)
+        ax.set_ylabel("d′ (F2, loglinear)")
+        ax.legend(fontsize=7)
+        ax.set_title(f"PARB {sp}: d′ by decoy type")
+        fig.tight_layout()
+        f = f"dprime_by_decoy_{sp}.png"
+        fig.savefig(out / f, dpi=100)
+        plt.close(fig)
+        files.append(f)
+    return files, None
+
+
+def write_report(results: dict[str, Any], out_dir: str | Path) -> Path:
+    out = Path(out_dir)
+    files, plot_note = _plots(results, out)
+    man = results["manifest"]
+    L: list[str] = [
+        "# PARB report", "",
+        f"Representation: **{results['representation']}**. Items: {man.get('n_items')} "
+        f"(seed {man.get('seed')}, split {man.get('split')}, generator "
+        f"{man.get('generator_version')}, sha256 `{str(man.get('sha256'))[:16]}…`). "
+        f"Every arm ran every item (paired: {results.get('paired')}).", "",
+        "## Skipped", "",
+    ]
+    for k, v in results.get("skipped", {}).items():
+        L.append(f"- **{k}**: {v}")
+    L += ["", "## Definitions", ""]
+    for k, v in results.get("definitions", {}).items():
+        L.append(f"- **{k}**: {v}")
+    for sp, data in results["splits"].items():
+        arms = data.get("arms") or {}
+        L += ["", f"## Split: {sp} ({data.get('n_items', 0)} items)", ""]
+        if not arms:
+            L.append("No items.")
+            continue
+        L += ["### Arms", "",
+              "| arm | NAV | NAV 95% CI | U | F | N | recall@5 far | d′ F2 | role-map F1 | "
+              "transfer acc F4 | partial BA F5 | no-match spec | neg. transfer | Brier | UAP | "
+              "yield |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for a, m in arms.items():
+            L.append(
+                f"| {a} | {_fmt(m['nav'])} | {_ci(m['nav_ci'])} | {m['U']} | {m['F']} | "
+                f"{m['N']} | {_fmt(m['recall_at_5_far'])} | {_fmt(m['d_prime'], 2)} | "
+                f"{_fmt(m['role_mapping_f1'])} | {_fmt(m['transfer_accuracy'])} | "
+                f"{_fmt(m['partial_transfer_balanced_accuracy'])} | "
+                f"{_fmt(m['no_match_specificity'])} | {_fmt(m['negative_transfer_rate'])} | "
+                f"{_fmt(m['brier'])} | {_fmt(m['useful_analogy_precision'])} | "
+                f"{_fmt(m['yield'])} |")
+        L += ["", "### NAV differences (paired bootstrap, 95% CI)", "",
+              "| comparison | ΔNAV | CI |", "|---|---|---|"]
+        for k, v in data["comparisons"]["nav_vs"].items():
+            L.append(f"| {k} | {v['estimate']:+.3f} | {_ci(v['ci'])} |")
+        L += ["", "### Exact McNemar on per-item correctness", "",
+              "| pair | n | first only | second only | p |", "|---|---|---|---|---|"]
+        for k, v in data["comparisons"]["mcnemar"].items():
+            L.append(f"| {k} | {v['n']} | {v['a_only']} | {v['b_only']} | {v['p']:.4g} |")
+        L += ["", "### Per family (NAV / accuracy)", ""]
+        fams = sorted({f for t in data["families"].values() for f in t})
+        L.append("| arm | " + " | ".join(fams) + " |")
+        L.append("|---|" + "---|" * len(fams))
+        for a, t in data["families"].items():
+            L.append(f"| {a} | " + " | ".join(
+                f"{t[f]['nav']:+.2f} / {t[f]['accuracy']:.2f} (n={t[f]['n']})" if f in t
+                else "—" for f in fams) + " |")
+        L += ["", "### NAV sensitivity grid (α,β)", ""]
+        keys = list(next(iter(arms.values()))["nav_grid"])
+        L.append("| arm | " + " | ".join(keys) + " |")
+        L.append("|---|" + "---|" * len(keys))
+        for a, m in arms.items():
+            L.append(f"| {a} | " + " | ".join(f"{m['nav_grid'][k]:+.2f}" for k in keys) + " |")
+        L += ["", "### Hypotheses", ""]
+        for h, v in data["hypotheses"].items():
+            L.append(f"- **{h}: {v['verdict']}** — keep if: {v.get('keep_if')}")
+            for c in v["conditions"]:
+                L.append(f"  - {c['verdict']}: {c['detail']}")
+            if v.get("reason"):
+                L.append(f"  - reason: {v['reason']}")
+        sp_files = [f for f in files if f.endswith(f"_{sp}.png")]
+        if sp_files:
+            L += ["", "### Plots", ""] + [f"![{f}]({f})" for f in sp_files]
+    L += ["", "## Plots", "", plot_note or f"{len(files)} PNG plots written.", ""]
+    p = out / "report.md"
+    p.write_text("\n".join(L), encoding="utf-8")
+    return p
