@@ -33,6 +33,12 @@ Arms (all offline; A0/A1 need an LLM and are reported as skipped by the runner):
   a decoy.
 * **G** — oracle: the keyed source handed over (nothing on a no-match item), then D's mapping.
 
+On F7/F8 the query is the source, so D, E and G judge the query as the base and the candidate
+as the target (the mapping is inverted back to candidate → query for scoring); otherwise the
+gate would read a target's missing fix as "nothing transfers". A mapping arm's transferred
+conclusions include the judge's candidate inferences (unmapped source structure projected
+through the role map) whenever it transfers.
+
 Arms that do not map (B, B′, C, C′, H) cannot carry a fix into target terms; they "transfer"
 every part of the source wholesale, which is what copying a retrieved case amounts to.
 """
@@ -77,6 +83,7 @@ class Problem:
     no_match: bool
     role_mapping: dict[str, str] | None        # base (gold pool episode) → query
     all_role_mappings: list[dict[str, str]]
+    reverse: bool = False                      # F7/F8: the query is the source (the base)
 
 
 @dataclass
@@ -127,7 +134,7 @@ def problem_of(item: dict[str, Any]) -> Problem:
                                              for c in item["candidates"]]
         return Problem(item["source"], pool, [key["answer"]], False,
                        _invert(key["role_mapping"]),
-                       [_invert(m) for m in key["all_role_mappings"]])
+                       [_invert(m) for m in key["all_role_mappings"]], reverse=True)
     raise ValueError(f"unknown family {fam!r}")
 
 
@@ -271,10 +278,16 @@ def _mapped_parts(item: dict[str, Any], rep: AnalogyReport | None) -> dict[str, 
 
 
 def _mapping_output(item: dict[str, Any], chosen: str, ranking: list[str],
-                    rep: AnalogyReport, confidence: float, gate: bool) -> ArmOutput:
+                    rep: AnalogyReport, confidence: float, gate: bool,
+                    reverse: bool = False) -> ArmOutput:
     """Output of a mapping arm (D, E, G) for a chosen source and its judged mapping."""
     concl = [c.projected for c in rep.conclusions if c.status == "transfer"]
-    return ArmOutput(chosen, ranking, role_map=dict(rep.role_map),
+    if rep.transfer or rep.transfer_mechanism or not gate:
+        concl += list(rep.unknowns)        # candidate inferences: unmapped source structure
+    role_map = dict(rep.role_map)
+    if reverse:
+        role_map = _invert(role_map)
+    return ArmOutput(chosen, ranking, role_map=role_map,
                      fix=rep.mechanism if (rep.transfer_mechanism or not gate) else None,
                      conclusions=concl, parts=_mapped_parts(item, rep),
                      transfer=bool(rep.transfer or rep.transfer_mechanism) if gate else True,
@@ -342,13 +355,20 @@ class MappingArm:
             return ArmOutput(None, ranking, parts=_mapped_parts(item, None),
                              confidence=min(top_conf, 0.5),
                              note=f"decoy probe accepted {res.decoy.episode_id}")
+        pb = ctx.problem
+        pool = dict(pb.pool)
         for h in res.results:
             rep = h.report
+            if pb.reverse:        # the query is the source: judge it as the base
+                rep = judge(validate_signature(pb.query),
+                            validate_signature(dict(pool[h.episode_id],
+                                                    episode_id=h.episode_id)))
             if rep.coverage < self.min_coverage:
                 continue
             if self.gated and not (rep.transfer or rep.transfer_mechanism):
                 continue
-            out = _mapping_output(item, h.episode_id, ranking, rep, h.score, self.gated)
+            out = _mapping_output(item, h.episode_id, ranking, rep, h.score, self.gated,
+                                  reverse=pb.reverse)
             out.confidence = _clip(h.score)
             if self.gated and rep.prediction is not None:
                 out.note = f"prediction: {rep.prediction.observable}"
@@ -367,9 +387,11 @@ class OracleArm:
             return ArmOutput(None, [], parts=_mapped_parts(item, None), confidence=0.0,
                              note="oracle: no keyed source")
         gid = pb.gold[0]
-        src = dict(dict(pb.pool)[gid], episode_id=gid)
-        rep = judge(validate_signature(src), validate_signature(pb.query))
-        out = _mapping_output(item, gid, list(pb.gold), rep, 1.0, gate=False)
+        src = validate_signature(dict(dict(pb.pool)[gid], episode_id=gid))
+        q = validate_signature(pb.query)
+        rep = judge(q, src) if pb.reverse else judge(src, q)
+        out = _mapping_output(item, gid, list(pb.gold), rep, 1.0, gate=False,
+                              reverse=pb.reverse)
         out.confidence = 1.0
         return out
 

@@ -4,7 +4,7 @@ Scoring rules (per item, per arm; ``chosen`` is the proposed source or None):
 
 * **U** (verified useful) — the chosen source is keyed, and, where keyed, the role mapping is
   one of the keyed structure-preserving mappings (F1, F2, F4, F5, F7, F8), the transfer passes
-  its key (F1: the held-back conclusion is transferred; F4: the fix carried into target terms
+  its key (F1: the held-back causal edge is among the transferred candidate inferences; F4: the fix carried into target terms
   equals the keyed fix; F5: every part's transfer/withhold decision equals the key).
 * **F** (accepted false analogy) — something was proposed and it is not a keyed source: an
   accepted decoy, or any proposal on a no-true-match item.
@@ -76,7 +76,9 @@ def score_item(item: dict[str, Any], problem: Any, out: ArmOutput) -> dict[str, 
     N = 0
     if fam == "F1":
         ti = key["transferred_inference"]
-        transfer_ok = any(_norm(c) == _norm(ti["effect"]) for c in out.conclusions)
+        inference = f"{ti['cause']} {ti['edge']} {ti['effect']}"
+        transfer_ok = chosen is not None and any(_norm(c) == _norm(inference)
+                                                 for c in out.conclusions)
     elif fam == "F4":
         transfer_ok = out.fix is not None and _norm(out.fix) == _norm(key["fix_operator"])
     elif fam == "F5":
