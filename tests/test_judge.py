@@ -149,3 +149,40 @@ def test_matches_line_names_relations_only() -> None:
                     causal_chain=[["diverges_from(TOT,ACC)", "causes", "false_claim(CLK)"]])
     line = next(x for x in judge(SEED, target).render().splitlines() if x.startswith("MATCHES"))
     assert "false_claim" not in line and "(4/4 source relations)" in line
+
+
+def _analogue(**changes):
+    base = dict(
+        relations=[["derives_from", "TOT", "ACC"], ["trusts_as_authoritative", "CLK", "TOT"],
+                   ["skips_check", "CLK", "ACC"], ["diverges_from", "TOT", "ACC"]],
+        causal_chain=[["diverges_from(TOT,ACC)", "causes", "false_claim(CLK)"],
+                      ["skips_check(CLK,ACC)", "enables", "false_claim(CLK)"]])
+    base.update(changes)
+    return ledger(**base)
+
+
+def test_a_faithful_analogue_has_no_contradictions() -> None:
+    rep = judge(SEED, _analogue())
+    assert rep.contradictions == ()
+    assert rep.transfer_mechanism
+
+
+@pytest.mark.parametrize(
+    ("change", "needle"),
+    [
+        ({"causal_chain": [["false_claim(CLK)", "causes", "diverges_from(TOT,ACC)"],
+                           ["skips_check(CLK,ACC)", "enables", "false_claim(CLK)"]]},
+         "reversed"),
+        ({"causal_chain": [["diverges_from(TOT,ACC)", "prevents", "false_claim(CLK)"],
+                           ["skips_check(CLK,ACC)", "enables", "false_claim(CLK)"]]},
+         "is prevents in the target"),
+        ({"relations": [["derives_from", "ACC", "TOT"], ["trusts_as_authoritative", "CLK", "TOT"],
+                        ["skips_check", "CLK", "ACC"], ["diverges_from", "TOT", "ACC"]]},
+         "roles swapped"),
+    ],
+)
+def test_minimal_pair_edits_are_contradictions(change: dict, needle: str) -> None:
+    rep = judge(SEED, _analogue(**change))
+    assert any(needle in c for c in rep.contradictions), rep.contradictions
+    assert not rep.transfer_mechanism and not rep.transfer
+    assert "contradicted:" in rep.render()

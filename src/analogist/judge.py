@@ -16,8 +16,12 @@ Given a source episode, a target episode and a structure mapping between them (S
   has and the mapping is an analogy at all (it covers at least ``mechanism_threshold`` of the
   source's relations and edges: inferences projected from a sliver of shared structure are
   not evidence);
+* lists **contradictions**: structure the target states the other way round (a reversed causal
+  link, a link of the opposite kind or sign, a relation with its roles swapped) — evidence
+  against the mechanism, not an unknown, so neither the mechanism nor a conclusion transfers;
 * decides separately whether the **mechanism** (the source's fix operator, rewritten through the
-  role mapping) transfers: when enough of the source's structure is mapped;
+  role mapping) transfers: when enough of the source's structure is mapped and nothing
+  contradicts it;
 * names one **prediction**: a cheap observable the mapping predicts in the target, with the check
   that would refute the analogy.
 
@@ -102,6 +106,7 @@ class AnalogyReport:
     n_source_relations: int
     n_matched_relations: int
     blockers: tuple[str, ...]
+    contradictions: tuple[str, ...]
     conclusions: tuple[Conclusion, ...]
     mechanism: str | None
     transfer_mechanism: bool
@@ -132,6 +137,7 @@ class AnalogyReport:
             "differences": [list(x) for x in self.differences],
             "unknowns": list(self.unknowns),
             "blockers": list(self.blockers),
+            "contradictions": list(self.contradictions),
             "conclusions": [{"source": c.source, "projected": c.projected, "status": c.status,
                              "reasons": list(c.reasons)} for c in self.conclusions],
             "mechanism": self.mechanism,
@@ -154,7 +160,8 @@ class AnalogyReport:
                                   if " " not in s})) or "none"
         lines.append(f"MATCHES   {names} ({self.n_matched_relations}/{self.n_source_relations} "
                      "source relations)")
-        fails = [f"{s}: target has {t} instead" for s, t in self.differences]
+        fails = [f"contradicted: {c}" for c in self.contradictions]
+        fails += [f"{s}: target has {t} instead" for s, t in self.differences]
         fails += [f"{u}: unknown in target" for u in self.unknowns]
         lines.append("FAILS     " + ("; ".join(fails) if fails else "nothing"))
         lines.append("BLOCKERS  " + ("; ".join(self.blockers) if self.blockers else "none"))
@@ -335,6 +342,43 @@ def judge_mapping(source: Signature, target: Signature, source_desc: Description
             blockers.append(f"target has {e.cause.text()} {e.edge} {e.effect.text()} "
                             "(preventer absent in source)")
 
+    # contradictions: structure the target states the other way round --------------------------
+    # (a reversed causal link, a link of the opposite kind or sign, a relation with its roles
+    # swapped): not an unknown but evidence against the mechanism, so nothing transfers
+    contradictions: list[str] = []
+    target_edge_by_atoms: dict[tuple[Expr, Expr], list[CausalEdge]] = {}
+    for e in target.causal_chain:
+        key = (T.expr_of_atom[e.cause], T.expr_of_atom[e.effect])
+        target_edge_by_atoms.setdefault(key, []).append(e)
+    for e in source.causal_chain:
+        if mapped(S.expr_of_edge[e]):
+            continue
+        c, f = S.expr_of_atom[e.cause], S.expr_of_atom[e.effect]
+        if not (mapped(c) and mapped(f)):
+            continue
+        ci, fi = pairs[c], pairs[f]
+        for te in target_edge_by_atoms.get((fi, ci), []):
+            contradictions.append(f"{e.cause.text()} {e.edge} {e.effect.text()} is reversed in "
+                                  f"the target ({te.cause.text()} {te.edge} {te.effect.text()})")
+        for te in target_edge_by_atoms.get((ci, fi), []):
+            if te.edge != e.edge or te.sign != e.sign:
+                contradictions.append(
+                    f"{e.cause.text()} {e.edge}{'' if e.sign == 1 else ' (negative)'} "
+                    f"{e.effect.text()} is {te.edge}{'' if te.sign == 1 else ' (negative)'} "
+                    "in the target")
+    target_rel_exprs = {T.expr_of_atom[a]: a for a in target.relations}
+    for a in source.relations:
+        if mapped(S.expr_of_atom[a]) or len(a.args) != 2:
+            continue
+        if not all(r in role_map for r in a.args):
+            continue
+        swapped = Expr(T.desc.vocabulary.canonical(a.predicate),
+                       (role_map[a.args[1]], role_map[a.args[0]]))
+        if swapped in target_rel_exprs and swapped not in mapped_targets:
+            contradictions.append(f"{a.text()} has its roles swapped in the target "
+                                  f"({target_rel_exprs[swapped].text()})")
+    contradictions = list(dict.fromkeys(contradictions))
+
     # conclusions and the causal-path gate ----------------------------------------------------
     # a target atom holds when the target states it as a relation or as the effect of a
     # supporting edge; the effect of a preventer is something that does not happen
@@ -398,6 +442,8 @@ def judge_mapping(source: Signature, target: Signature, source_desc: Description
         if coverage < params.mechanism_threshold:
             reasons.append(f"the mapping covers only {coverage:.0%} of the source's relations "
                            "and edges")
+        if contradictions:
+            reasons.append("the target contradicts the source's mechanism")
         status = "withheld" if reasons else "transfer"
         projected = target_text(sx) if mapped(sx) else _project(sink, role_map)
         conclusions.append(Conclusion(sink.text(), projected, status,
@@ -405,7 +451,8 @@ def judge_mapping(source: Signature, target: Signature, source_desc: Description
 
     # mechanism ------------------------------------------------------------------------------
     mechanism = _project_text(source.fix_operator, role_map) if source.fix_operator else None
-    transfer_mechanism = bool(mechanism) and coverage >= params.mechanism_threshold
+    transfer_mechanism = (bool(mechanism) and coverage >= params.mechanism_threshold
+                          and not contradictions)
 
     # prediction -----------------------------------------------------------------------------
     prediction = _prediction(source, target, S, role_map, conclusions, mapped)
@@ -418,7 +465,8 @@ def judge_mapping(source: Signature, target: Signature, source_desc: Description
         score=score, normalized_score=normalized, coverage=coverage, likenesses=tuple(likenesses),
         differences=tuple(dict.fromkeys(differences)), unknowns=tuple(dict.fromkeys(unknowns)),
         n_source_relations=n_rel, n_matched_relations=n_matched,
-        blockers=tuple(dict.fromkeys(blockers)), conclusions=tuple(conclusions),
+        blockers=tuple(dict.fromkeys(blockers)), contradictions=tuple(contradictions),
+        conclusions=tuple(conclusions),
         mechanism=mechanism, transfer_mechanism=transfer_mechanism, prediction=prediction)
 
 
