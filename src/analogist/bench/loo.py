@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from analogist.bench.parb.stats import mcnemar_exact
 from analogist.judge import judge_mapping
 from analogist.memory.sqlite import Memory
 from analogist.retrieve import RetrieveParams, Retriever
@@ -43,16 +44,6 @@ class Entry:
     domain: str
     decoy: bool
     signature: Signature
-
-
-def mcnemar_exact(b: int, c: int) -> float:
-    """Two-sided exact McNemar p-value for b and c discordant pairs."""
-    n = b + c
-    if n == 0:
-        return 1.0
-    k = min(b, c)
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
-    return min(1.0, 2 * tail)
 
 
 def _metrics(ranked: Sequence[str], relevant: set[str], decoys: set[str]) -> dict[str, float]:
