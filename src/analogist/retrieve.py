@@ -189,7 +189,11 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 def surface_tokens(sig: Signature) -> set[str]:
     """Words of an episode's surface: domain, entity names and the concrete L0 narrative."""
-    text = " ".join([sig.surface.domain or "", *sig.surface.entities, sig.levels.L0 or ""])
+    return _content_words(" ".join([sig.surface.domain or "", *sig.surface.entities,
+                                    sig.levels.L0 or ""]))
+
+
+def _content_words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if len(w) > 2}
 
 
@@ -210,10 +214,9 @@ def _surface_tokens_of(data: dict[str, Any]) -> set[str]:
     """:func:`surface_tokens` of a stored signature's JSON, without validating it again."""
     surface = data.get("surface") or {}
     levels = data.get("levels") or {}
-    text = " ".join([str(surface.get("domain") or ""),
-                     *(str(x) for x in surface.get("entities") or []),
-                     str(levels.get("L0") or "")])
-    return {w for w in _WORD.findall(text.lower()) if len(w) > 2}
+    return _content_words(" ".join([str(surface.get("domain") or ""),
+                                    *(str(x) for x in surface.get("entities") or []),
+                                    str(levels.get("L0") or "")]))
 
 
 class Retriever:

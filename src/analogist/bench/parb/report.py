@@ -8,6 +8,15 @@ from typing import Any
 __all__ = ["write_report"]
 
 
+
+def _save(plt: Any, fig: Any, out: Path, name: str) -> str:
+    """Lay out, write and close one figure; returns its file name."""
+    fig.tight_layout()
+    fig.savefig(out / name, dpi=100)
+    plt.close(fig)
+    return name
+
+
 def _fmt(x: Any, nd: int = 3) -> str:
     if x is None:
         return "—"
@@ -45,11 +54,7 @@ def _plots(results: dict[str, Any], out: Path) -> tuple[list[str], str | None]:
         ax.axhline(0, color="black", lw=0.8)
         ax.set_ylabel("NAV (α=1, β=2)")
         ax.set_title(f"PARB {sp}: NAV by arm, 95% bootstrap CI")
-        fig.tight_layout()
-        f = f"nav_by_arm_{sp}.png"
-        fig.savefig(out / f, dpi=100)
-        plt.close(fig)
-        files.append(f)
+        files.append(_save(plt, fig, out, f"nav_by_arm_{sp}.png"))
         # recall@k curves (far items)
         fig, ax = plt.subplots(figsize=(6, 3.5))
         for a in names:
@@ -65,11 +70,7 @@ def _plots(results: dict[str, Any], out: Path) -> tuple[list[str], str | None]:
         else:
             ax.text(0.5, 0.5, "no far items in this split", ha="center", transform=ax.transAxes)
         ax.set_title(f"PARB {sp}: recall@k on far items")
-        fig.tight_layout()
-        f = f"recall_at_k_{sp}.png"
-        fig.savefig(out / f, dpi=100)
-        plt.close(fig)
-        files.append(f)
+        files.append(_save(plt, fig, out, f"recall_at_k_{sp}.png"))
         # d′ by decoy type
         fig, ax = plt.subplots(figsize=(7, 3.5))
         types = list(next(iter(arms.values()))["d_prime_by_decoy"])
@@ -82,11 +83,7 @@ def _plots(results: dict[str, Any], out: Path) -> tuple[list[str], str | None]:
         ax.set_ylabel("d′ (F2, loglinear)")
         ax.legend(fontsize=7)
         ax.set_title(f"PARB {sp}: d′ by decoy type")
-        fig.tight_layout()
-        f = f"dprime_by_decoy_{sp}.png"
-        fig.savefig(out / f, dpi=100)
-        plt.close(fig)
-        files.append(f)
+        files.append(_save(plt, fig, out, f"dprime_by_decoy_{sp}.png"))
     return files, None
 
 
