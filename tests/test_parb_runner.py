@@ -44,7 +44,9 @@ def test_results_have_required_keys_per_split(small_run):
             assert v["verdict"] in ("kept", "failed", "not shown")
     assert on_disk["skipped"]["A0"].startswith("skipped: no LLM")
     assert on_disk["skipped"]["A1"].startswith("skipped: no LLM")
-    assert "encoder" in on_disk["skipped"]["encoded"]
+    assert on_disk["skipped"]["E.critic"].startswith("skipped: no LLM")
+    assert on_disk["skipped"]["E.parametric"].startswith("skipped: no LLM")
+    assert on_disk["encoder"] is None
     assert (out / "items.jsonl").exists() and (out / "manifest.json").exists()
 
 
@@ -88,12 +90,12 @@ def test_report_written_with_plots(small_run):
                 assert (out / f"{stem}_{sp}.png").stat().st_size > 0
 
 
-def test_cli_refuses_encoded(tmp_path):
-    out = tmp_path / "enc"
-    r = CliRunner().invoke(app, ["bench", "parb", "--items", "8", "--representation", "encoded",
+def test_cli_rejects_unknown_representation(tmp_path):
+    out = tmp_path / "bad"
+    r = CliRunner().invoke(app, ["bench", "parb", "--items", "8", "--representation", "gold",
                                  "--out", str(out)])
     assert r.exit_code == 2
-    assert "encoder" in (r.output + (r.stderr if r.stderr_bytes is not None else ""))
+    assert "oracle" in (r.output + (r.stderr if r.stderr_bytes is not None else ""))
     assert not out.exists()
 
 

@@ -32,7 +32,7 @@ PREDICT / CHECK format and as JSON. The judge is deterministic and uses no model
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from analogist.description import Description, Expr, to_sexpr
@@ -111,6 +111,7 @@ class AnalogyReport:
     mechanism: str | None
     transfer_mechanism: bool
     prediction: Prediction | None
+    critic: dict[str, Any] | None = None     # the independent critic's verdict (with_critic)
 
     @property
     def transfer(self) -> bool:
@@ -147,6 +148,7 @@ class AnalogyReport:
             "prediction": None if self.prediction is None else {
                 "observable": self.prediction.observable, "check": self.prediction.check,
                 "source": self.prediction.source},
+            "critic": self.critic,
         }
 
     def render(self) -> str:
@@ -181,7 +183,34 @@ class AnalogyReport:
         else:
             lines.append(f"PREDICT   {self.prediction.observable}")
             lines.append(f"CHECK     {self.prediction.check}")
+        if self.critic is not None:
+            c = self.critic
+            if c.get("verdict") == "skipped":
+                lines.append(f"CRITIC    {c.get('reason') or 'skipped'}")
+            else:
+                lines.append(f"CRITIC    {c.get('verdict')} ({c.get('model', '?')}): strongest "
+                             f"disanalogy — {c.get('strongest_disanalogy', '')}")
         return "\n".join(lines)
+
+
+def with_critic(report: AnalogyReport, verdict: Any) -> AnalogyReport:
+    """Attach an independent critic's verdict (seed 000 §7 change 2, §8) to a report.
+
+    ``verdict`` is anything with ``to_json()`` giving at least ``verdict`` (accept, reject,
+    uncertain or skipped) and ``strongest_disanalogy``. The critic saw only the two signatures
+    and the role map. A ``reject`` withholds every transfer: each licensed conclusion becomes
+    ``withheld`` with the critic's disanalogy as the reason, the mechanism no longer transfers,
+    and the disanalogy is listed among the blockers. ``accept``/``uncertain``/``skipped`` change
+    nothing but the record.
+    """
+    data = verdict.to_json() if hasattr(verdict, "to_json") else dict(verdict)
+    if data.get("verdict") != "reject":
+        return replace(report, critic=data)
+    why = f"critic: {data.get('strongest_disanalogy') or 'rejected'}"
+    concl = tuple(Conclusion(c.source, c.projected, "withheld", (*c.reasons, why))
+                  if c.status == "transfer" else c for c in report.conclusions)
+    return replace(report, critic=data, conclusions=concl, transfer_mechanism=False,
+                   blockers=(*report.blockers, why))
 
 
 # ------------------------------------------------------------------------------------------

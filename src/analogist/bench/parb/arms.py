@@ -10,7 +10,8 @@ role mapping oriented **pool episode (base) → query** — the direction the ju
 * F3, F6: query = the target, pool = the ten pool episodes (30 % / 50 % no true match).
 * F7, F8: query = the source, pool = [the target, its decoy] (the key's ``answer``).
 
-Arms (all offline; A0/A1 need an LLM and are reported as skipped by the runner):
+Arms (A0/A1, the bare-LLM arms, live in :mod:`analogist.bench.parb.llm_arms`; without an LLM
+the runner reports them as skipped):
 
 * **B** — surface retrieval: cosine of the default embedder on the L0 text fused with BM25
   (Robertson & Zaragoza 2009, k1 = 1.2, b = 0.75, written here) over L0 tokens,
@@ -28,9 +29,10 @@ Arms (all offline; A0/A1 need an LLM and are reported as skipped by the runner):
 * **D** — C + forced SME mapping: the first of C's results whose mapping covers at least half
   of the source's relations and edges is proposed, with the judge's role map, the fix projected
   through it, and per-part transfer decisions (a part transfers iff the mapping matched it).
-* **E** — D + causal-path gate + prediction + decoy probe: proposes and transfers only when the
-  judge transfers the mechanism or a conclusion and the retriever's decoy probe did not accept
-  a decoy.
+* **E** — D + causal-path gate + prediction + decoy probe (+ the independent critic and the
+  labelled parametric channel when an LLM is configured): proposes and transfers only when the
+  judge transfers the mechanism or a conclusion, the retriever's decoy probe did not accept a
+  decoy, and the critic (if any) does not reject it.
 * **G** — oracle: the keyed source handed over (nothing on a no-match item), then D's mapping.
 
 On F7/F8 the query is the source, so D, E and G judge the query as the base and the candidate
@@ -97,6 +99,7 @@ class ArmOutput:
     transfer: bool = False                   # did the arm act on the analogy
     confidence: float = 0.0
     note: str = ""
+    parametric: list[dict[str, Any]] = field(default_factory=list)  # labelled, scored apart
 
     @property
     def proposed(self) -> bool:
@@ -106,7 +109,7 @@ class ArmOutput:
         return {"chosen": self.chosen, "ranking": self.ranking[:10], "role_map": self.role_map,
                 "fix": self.fix, "conclusions": self.conclusions, "parts": self.parts,
                 "transfer": self.transfer, "confidence": round(self.confidence, 4),
-                "note": self.note}
+                "note": self.note, "parametric": self.parametric}
 
 
 def _invert(m: dict[str, str]) -> dict[str, str]:
@@ -152,6 +155,8 @@ class ArmContext:
         self._item_id: str | None = None
         self._cache: dict[str, Any] = {}
         self._foreign: dict[str, Any] | None = None     # an episode of the previous item
+        #: encoded representation: episode id → (writer's tag → gold tag) for the current item
+        self.encoded_align: dict[str, dict[str, str]] | None = None
 
     def begin(self, item: dict[str, Any]) -> Problem:
         if self._item_id is not None and self._cache.get("problem") is not None:
@@ -268,18 +273,29 @@ def _wholesale_parts(item: dict[str, Any]) -> dict[str, bool] | None:
     return {p: True for p in item["key"]["parts"]}
 
 
-def _mapped_parts(item: dict[str, Any], rep: AnalogyReport | None) -> dict[str, bool] | None:
+def _mapped_parts(item: dict[str, Any], rep: AnalogyReport | None,
+                  ctx: ArmContext | None = None, base_id: str | None = None,
+                  ) -> dict[str, bool] | None:
+    """F5: a part transfers iff the mapping matched it. On the encoded representation the
+    likenesses are in the writer's tags: they are translated to gold tags and compared in role
+    terms (see :mod:`analogist.bench.parb.encoded`)."""
     if item["family"] != "F5":
         return None
     if rep is None:
         return {p: False for p in item["key"]["parts"]}
-    mapped = {_norm(s) for s, _t in rep.likenesses}
-    return {p: _norm(v["source"]) in mapped for p, v in item["key"]["parts"].items()}
+    align = ctx.encoded_align.get(base_id or "") if ctx is not None and ctx.encoded_align \
+        else None
+    if align is None:
+        mapped = {_norm(s) for s, _t in rep.likenesses}
+        return {p: _norm(v["source"]) in mapped for p, v in item["key"]["parts"].items()}
+    from analogist.bench.parb.encoded import skeleton, translate_text
+    mapped = {skeleton(translate_text(s, align)) for s, _t in rep.likenesses}
+    return {p: skeleton(v["source"]) in mapped for p, v in item["key"]["parts"].items()}
 
 
 def _mapping_output(item: dict[str, Any], chosen: str, ranking: list[str],
                     rep: AnalogyReport, confidence: float, gate: bool,
-                    reverse: bool = False) -> ArmOutput:
+                    reverse: bool = False, ctx: ArmContext | None = None) -> ArmOutput:
     """Output of a mapping arm (D, E, G) for a chosen source and its judged mapping."""
     concl = [c.projected for c in rep.conclusions if c.status == "transfer"]
     if rep.transfer or rep.transfer_mechanism or not gate:
@@ -289,7 +305,7 @@ def _mapping_output(item: dict[str, Any], chosen: str, ranking: list[str],
         role_map = _invert(role_map)
     return ArmOutput(chosen, ranking, role_map=role_map,
                      fix=rep.mechanism if (rep.transfer_mechanism or not gate) else None,
-                     conclusions=concl, parts=_mapped_parts(item, rep),
+                     conclusions=concl, parts=_mapped_parts(item, rep, ctx, chosen),
                      transfer=bool(rep.transfer or rep.transfer_mechanism) if gate else True,
                      confidence=_clip(rep.normalized_score))
 
@@ -342,10 +358,30 @@ class HybridArm:
 
 
 class MappingArm:
-    """D (``gated=False``) and E (``gated=True``)."""
+    """D (``gated=False``) and E (``gated=True``).
 
-    def __init__(self, name: str, gated: bool, min_coverage: float = 0.5) -> None:
+    E's verification also uses, when an LLM is configured, the independent critic (it sees only
+    the two signatures and the role map; a ``reject`` verdict withholds that candidate and the
+    strongest disanalogy is noted) and the labelled parametric channel (the model's own
+    analogues, tagged ``parametric``, recorded in ``ArmOutput.parametric`` and scored apart from
+    U/F/N). Without an LLM both are skipped and the runner says so.
+    """
+
+    def __init__(self, name: str, gated: bool, min_coverage: float = 0.5,
+                 critic: Any | None = None, parametric: Any | None = None) -> None:
         self.name, self.gated, self.min_coverage = name, gated, min_coverage
+        self.critic, self.parametric = critic, parametric
+        self._usage: list[dict[str, Any]] = []
+
+    def usage(self) -> dict[str, Any] | None:
+        if not self._usage:
+            return None
+        tot: dict[str, Any] = {}
+        for u in self._usage:
+            for k, v in u.items():
+                if isinstance(v, (int, float)):
+                    tot[k] = tot.get(k, 0) + v
+        return tot
 
     def run(self, item: dict[str, Any], ctx: ArmContext) -> ArmOutput:
         res = ctx.find()
@@ -357,6 +393,7 @@ class MappingArm:
                              note=f"decoy probe accepted {res.decoy.episode_id}")
         pb = ctx.problem
         pool = dict(pb.pool)
+        rejected: list[str] = []
         for h in res.results:
             rep = h.report
             if pb.reverse:        # the query is the source: judge it as the base
@@ -367,15 +404,47 @@ class MappingArm:
                 continue
             if self.gated and not (rep.transfer or rep.transfer_mechanism):
                 continue
+            critic_note = ""
+            if self.gated and self.critic is not None:
+                base = validate_signature(dict(pool[h.episode_id], episode_id=h.episode_id))
+                q = validate_signature(pb.query)
+                v = (self.critic.review(q, base, dict(rep.role_map)) if pb.reverse
+                     else self.critic.review(base, q, dict(rep.role_map)))
+                if getattr(v, "usage", None):
+                    self._usage.append(dict(v.usage))
+                critic_note = f"critic {v.verdict}: {v.strongest_disanalogy}"
+                if v.verdict == "reject":
+                    rejected.append(f"{h.episode_id}: {v.strongest_disanalogy}")
+                    continue
             out = _mapping_output(item, h.episode_id, ranking, rep, h.score, self.gated,
-                                  reverse=pb.reverse)
+                                  reverse=pb.reverse, ctx=ctx)
             out.confidence = _clip(h.score)
             if self.gated and rep.prediction is not None:
                 out.note = f"prediction: {rep.prediction.observable}"
+            if critic_note:
+                out.note = f"{out.note}; {critic_note}".strip("; ")
+            out.parametric = self._parametric(pb)
             return out
+        if rejected:
+            return ArmOutput(None, ranking, parts=_mapped_parts(item, None),
+                             confidence=min(top_conf, 0.5),
+                             note="critic rejected " + " | ".join(rejected)[:400],
+                             parametric=self._parametric(pb))
         why = "gate: nothing transfers" if self.gated else "mapping covers < half the source"
         return ArmOutput(None, ranking, parts=_mapped_parts(item, None),
-                         confidence=min(top_conf, 0.5), note=why)
+                         confidence=min(top_conf, 0.5), note=why,
+                         parametric=self._parametric(pb) if self.gated else [])
+
+    def _parametric(self, pb: Problem) -> list[dict[str, Any]]:
+        """The model's own analogues for the query, labelled ``parametric`` (never scored as
+        U/F/N: they are not in the pool and cannot be keyed)."""
+        if not self.gated or self.parametric is None:
+            return []
+        res = self.parametric(validate_signature(pb.query))
+        if getattr(res, "usage", None):
+            self._usage.append(dict(res.usage))
+        return [{"label": a.label, "title": a.title, "domain": a.domain}
+                for a in getattr(res, "analogues", [])]
 
 
 class OracleArm:
@@ -391,26 +460,48 @@ class OracleArm:
         q = validate_signature(pb.query)
         rep = judge(q, src) if pb.reverse else judge(src, q)
         out = _mapping_output(item, gid, list(pb.gold), rep, 1.0, gate=False,
-                              reverse=pb.reverse)
+                              reverse=pb.reverse, ctx=ctx)
         out.confidence = 1.0
         return out
 
 
 def make_arms(names: list[str] | tuple[str, ...] = ARM_NAMES,
-              params: RetrieveParams | None = None) -> list[Any]:
-    """The requested offline arms, in the order given. Unknown names raise ValueError."""
+              params: RetrieveParams | None = None, provider: Any | None = None,
+              critic_provider: Any | None = None) -> list[Any]:
+    """The requested arms, in the order given. Unknown names raise ValueError.
+
+    ``provider`` (an :class:`~analogist.llm.LLMProvider`) is needed for A0/A1 and feeds E's
+    parametric channel; ``critic_provider`` E's critic (default ``provider``)."""
     p = params or RetrieveParams()
     b = SurfaceArm("B", ("L0",), p.k)
     c = StructuralArm("C")
+    critic_provider = critic_provider if critic_provider is not None else provider
+    critic = parametric = None
+    if critic_provider is not None:
+        from analogist.critic import Critic
+        critic = Critic(critic_provider)
+    if provider is not None:
+        from analogist.parametric import propose_parametric
+
+        def parametric(sig: Any) -> Any:
+            return propose_parametric(sig, provider, k=3)
     table: dict[str, Any] = {
         "B": b, "B'": SurfaceArm("B'", ("L0", "L1", "L2", "L3"), p.shortlist), "C": c,
         "C'": StructuralArm("C'", shuffled=True), "H": HybridArm(b, c),
-        "D": MappingArm("D", gated=False), "E": MappingArm("E", gated=True), "G": OracleArm(),
+        "D": MappingArm("D", gated=False),
+        "E": MappingArm("E", gated=True, critic=critic, parametric=parametric),
+        "G": OracleArm(),
     }
+    if provider is not None:
+        from analogist.bench.parb.llm_arms import LLMArm
+        table["A0"] = LLMArm("A0", provider, hint=False)
+        table["A1"] = LLMArm("A1", provider, hint=True)
     out = []
     for n in names:
         n = n.replace("′", "'")
         if n not in table:
-            raise ValueError(f"unknown offline arm {n!r} (known: {', '.join(ARM_NAMES)})")
+            known = ", ".join(ARM_NAMES + (LLM_ARMS if provider is not None else ()))
+            raise ValueError(f"unknown arm {n!r} (known: {known}"
+                             f"{'' if provider is not None else '; A0/A1 need an LLM'})")
         out.append(table[n])
     return out

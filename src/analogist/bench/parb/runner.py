@@ -36,11 +36,7 @@ from analogist.bench.parb.arms import ARM_NAMES, LLM_ARMS, ArmContext, ArmOutput
 from analogist.bench.parb.items import generate, write_jsonl
 from analogist.errors import AnalogistError
 
-__all__ = ["ENCODED_SKIP_REASON", "LLM_SKIP_REASON", "run_parb", "score_item"]
-
-LLM_SKIP_REASON = "skipped: no LLM configured"
-ENCODED_SKIP_REASON = ("skipped: no text→Signature encoder exists yet (issue 5); the encoded "
-                       "representation cannot be run without it")
+__all__ = ["run_parb", "score_item"]
 DECOY_TYPES = ("minimal_pair", "surface_decoy", "far_disanalogy")
 KEY_PAIRS = (("C", "B'"), ("C", "C'"), ("D", "C"), ("E", "D"))
 N_BOOT = 2000
@@ -51,7 +47,11 @@ def _norm(s: str | None) -> str:
     return "".join((s or "").split())
 
 
-def score_item(item: dict[str, Any], problem: Any, out: ArmOutput) -> dict[str, Any]:
+def score_item(item: dict[str, Any], problem: Any, out: ArmOutput,
+               forms: dict[str, str] | None = None) -> dict[str, Any]:
+    """Score one arm output against the item's key. ``forms`` (encoded representation): the
+    keyed F1 inference and F4 fix in the role-term form of
+    :func:`analogist.bench.parb.encoded.gold_forms`; ``out`` must then be translated already."""
     fam, key = item["family"], item["key"]
     gold = set(problem.gold)
     chosen = out.chosen
@@ -77,10 +77,13 @@ def score_item(item: dict[str, Any], problem: Any, out: ArmOutput) -> dict[str, 
     if fam == "F1":
         ti = key["transferred_inference"]
         inference = f"{ti['cause']} {ti['edge']} {ti['effect']}"
+        if forms is not None:
+            inference = forms["inference"]
         transfer_ok = chosen is not None and any(_norm(c) == _norm(inference)
                                                  for c in out.conclusions)
     elif fam == "F4":
-        transfer_ok = out.fix is not None and _norm(out.fix) == _norm(key["fix_operator"])
+        fix = key["fix_operator"] if forms is None else forms["fix"]
+        transfer_ok = out.fix is not None and _norm(out.fix) == _norm(fix)
     elif fam == "F5":
         parts = out.parts or {p: False for p in key["parts"]}
         if chosen is None:
@@ -262,10 +265,24 @@ def hypotheses(per_arm: dict[str, list[dict[str, Any]]], seed: int,
         eff["nav:E-D"], cis["nav:E-D"] = d["estimate"], (d["lo"], d["hi"])
         bands["nav:E-D"] = band(len(per_arm["E"]))
     out["H3"] = S.judge_hypothesis(S.HYPOTHESES["H3"], eff, cis, bands)
-    # H4, H5: not measurable offline
-    out["H4"] = S.judge_hypothesis(S.HYPOTHESES["H4"], {}, {})
-    out["H4"]["reason"] = f"needs arm A1 ({skipped.get('A1', LLM_SKIP_REASON)}) and private F3 " \
-        "items; not shown"
+    # H4: E vs A1 on F7 nonce items (private F3 items do not exist in generated sets)
+    eff, cis, bands = {}, {}, {}
+    if have("E", "A1"):
+        def nonce(rs: list[dict[str, Any]]) -> list[list[int]]:
+            return [[r["U"], r["F"], r["N"]] for r in rs
+                    if r["family"] == "F7" and r["item_id"].endswith("-n")]
+        e7, a7 = nonce(per_arm["E"]), nonce(per_arm["A1"])
+        if e7:
+            d = S.nav_difference_ci(e7, a7, n_boot=N_BOOT, seed=seed)
+            eff["nav_f7_nonce:E-A1"], cis["nav_f7_nonce:E-A1"] = d["estimate"], (d["lo"], d["hi"])
+            bands["nav_f7_nonce:E-A1"] = band(len(e7))
+    out["H4"] = S.judge_hypothesis(S.HYPOTHESES["H4"], eff, cis, bands)
+    if not have("E", "A1"):
+        out["H4"]["reason"] = (f"needs arm A1 ({skipped.get('A1', 'not run')}) and private F3 "
+                               "items; not shown")
+    else:
+        out["H4"]["reason"] = ("measured on F7 nonce items only: generated sets have no private "
+                               "F3 items, so the second half of H4 is not shown")
     out["H5"] = S.judge_hypothesis(S.HYPOTHESES["H5"], {}, {})
     out["H5"]["reason"] = ("needs a re-representation loop arm (E + loop), which does not exist "
                            "yet; F8 success of E is reported under the arms, no loop to compare")
@@ -309,22 +326,46 @@ def _json_safe(x: Any) -> Any:
 def run_parb(n_items: int, arms: Sequence[str] | None = None, representation: str = "oracle",
              split: str = "both", seed: int = 0, out_dir: str | Path = "parb_out",
              progress: bool = True, embedder: Any | None = None,
-             write_report: bool = True) -> dict[str, Any]:
-    """Generate ``n_items`` items, run every arm on every item, score, write results."""
-    if representation == "encoded":
-        raise AnalogistError(ENCODED_SKIP_REASON)
-    if representation != "oracle":
+             write_report: bool = True, encoder: Any | None = None,
+             provider: Any | None = None, critic_provider: Any | None = None,
+             items: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Generate ``n_items`` items, run every arm on every item, score, write results.
+
+    ``representation``: ``"oracle"`` (the generator's gold signatures) or ``"encoded"`` (every
+    episode re-written from its text by ``encoder``, default the deterministic encoder; see
+    :mod:`analogist.bench.parb.encoded`). ``provider``: an LLM for arms A0/A1 and E's parametric
+    channel; ``critic_provider``: the independent critic used by arm E (default: ``provider``).
+    Without an LLM, A0/A1 are reported as skipped and E runs without critic and parametric
+    channel, and says so in ``results["skipped"]``.
+    """
+    if representation not in ("oracle", "encoded"):
         raise AnalogistError(f"representation must be 'oracle' or 'encoded', got "
                              f"{representation!r}")
+    from analogist.llm.base import NO_LLM_REASON
+
     names = [a.replace("′", "'") for a in (arms or list(ARM_NAMES) + list(LLM_ARMS))]
-    skipped: dict[str, str] = {a: LLM_SKIP_REASON for a in LLM_ARMS}
-    skipped["encoded"] = ENCODED_SKIP_REASON
-    offline = [a for a in names if a not in LLM_ARMS]
-    arm_objs = make_arms(offline)
-    itemset = generate(n_items, seed, split)
+    unknown = [a for a in names if a not in ARM_NAMES and a not in LLM_ARMS]
+    if unknown:
+        raise AnalogistError(f"unknown arm(s) {', '.join(unknown)}; known: "
+                             f"{', '.join(ARM_NAMES + LLM_ARMS)}")
+    critic_provider = critic_provider if critic_provider is not None else provider
+    skipped: dict[str, str] = {}
+    if provider is None:
+        skipped.update({a: NO_LLM_REASON for a in LLM_ARMS if a in names})
+    if "E" in names and critic_provider is None:
+        skipped["E.critic"] = NO_LLM_REASON
+    if "E" in names and provider is None:
+        skipped["E.parametric"] = NO_LLM_REASON
+    run_names = [a for a in names if a not in LLM_ARMS or provider is not None]
+    arm_objs = make_arms(run_names, provider=provider, critic_provider=critic_provider)
+    itemset = generate(n_items, seed, split) if items is None else None
+    all_items = itemset.items if itemset is not None else items
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    manifest = write_jsonl(itemset, out / "items.jsonl")
+    if itemset is not None:
+        manifest = write_jsonl(itemset, out / "items.jsonl")
+    else:
+        manifest = {"n_items": len(all_items), "seed": seed, "source": "given items"}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n",
                                        encoding="utf-8")
     if embedder is None:
@@ -332,8 +373,22 @@ def run_parb(n_items: int, arms: Sequence[str] | None = None, representation: st
         embedder = default_embedder()
     from analogist.memory.sqlite import Memory
 
+    enc = None
+    if representation == "encoded":
+        from analogist.bench.parb.encoded import encode_items
+        if encoder is None:
+            from analogist.encode.deterministic import DeterministicEncoder
+            encoder = DeterministicEncoder(embedder=embedder)
+        bar = _progress(progress)
+        with bar:
+            task = bar.add_task("encoding", total=len(all_items))
+            enc = encode_items(all_items, encoder,
+                               progress=lambda n: bar.update(task, advance=n))
+    from analogist.bench.parb.encoded import gold_forms, translate_output
+
     per_arm: dict[str, list[dict[str, Any]]] = {a.name: [] for a in arm_objs}
     timings = {a.name: 0.0 for a in arm_objs}
+    usage: dict[str, Any] = {}
     t_start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="parb-") as tmp:
         mem = Memory.open(Path(tmp) / "parb.db")
@@ -341,24 +396,35 @@ def run_parb(n_items: int, arms: Sequence[str] | None = None, representation: st
             ctx = ArmContext(mem, embedder, seed=seed)
             bar = _progress(progress)
             with bar:
-                task = bar.add_task("PARB", total=len(itemset.items))
-                for item in itemset.items:
-                    pb = ctx.begin(item)
+                task = bar.add_task("PARB", total=len(all_items))
+                for i, item in enumerate(all_items):
+                    run_item = enc.items[i] if enc is not None else item
+                    ctx.encoded_align = enc.align[item["item_id"]] if enc is not None else None
+                    pb = ctx.begin(run_item)
                     for arm in arm_objs:
                         t0 = time.perf_counter()
-                        o = arm.run(item, ctx)
+                        o = arm.run(run_item, ctx)
                         timings[arm.name] += time.perf_counter() - t0
-                        rec = score_item(item, pb, o)
+                        if enc is not None:
+                            o_s = translate_output(o, item, pb.query["episode_id"],
+                                                   enc.align[item["item_id"]])
+                            rec = score_item(item, pb, o_s, forms=gold_forms(item))
+                        else:
+                            rec = score_item(item, pb, o)
                         rec["_gold"] = list(pb.gold)
                         rec["output"] = o.to_json()
                         per_arm[arm.name].append(rec)
                     bar.update(task, advance=1)
         finally:
             mem.close()
+    for a in arm_objs:
+        u = getattr(a, "usage", None)
+        if u is not None:
+            usage[a.name] = u()
     elapsed = time.perf_counter() - t_start
     # per-item records (paired by construction: same item order for every arm)
     with open(out / "per_item.jsonl", "w", encoding="utf-8") as fh:
-        for i, item in enumerate(itemset.items):
+        for i, item in enumerate(all_items):
             fh.write(json.dumps(_json_safe({
                 "item_id": item["item_id"], "family": item["family"], "split": item["split"],
                 "arms": {a: {k: v for k, v in per_arm[a][i].items()
@@ -385,7 +451,9 @@ def run_parb(n_items: int, arms: Sequence[str] | None = None, representation: st
         "arms_requested": names,
         "splits": res_splits,
         "skipped": skipped,
-        "paired": all(len(rs) == len(itemset.items) for rs in per_arm.values()),
+        "paired": all(len(rs) == len(all_items) for rs in per_arm.values()),
+        "encoder": enc.stats if enc is not None else None,
+        "llm_usage": usage,
         "timing_s": {"total": elapsed, **timings},
         "definitions": {
             "U": "keyed source chosen, keyed role mapping (where keyed), transfer passes its key",
