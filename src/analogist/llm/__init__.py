@@ -10,6 +10,11 @@ from analogist.llm.base import (
     LLMTimeout,
     Usage,
 )
+from analogist.llm.cache import ResponseCache, cache_key
+from analogist.llm.client import OpenAICompatibleClient, default_provider, make_provider
+from analogist.llm.config import LLMConfig, load_llm_config
 
-__all__ = ["NO_LLM_REASON", "LLMError", "LLMNotConfigured", "LLMProvider", "LLMResponseError",
-           "LLMResult", "LLMTimeout", "Usage"]
+__all__ = ["NO_LLM_REASON", "LLMConfig", "LLMError", "LLMNotConfigured", "LLMProvider",
+           "LLMResponseError", "LLMResult", "LLMTimeout", "OpenAICompatibleClient",
+           "ResponseCache", "Usage", "cache_key", "default_provider", "load_llm_config",
+           "make_provider"]
