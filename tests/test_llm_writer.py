@@ -206,3 +206,21 @@ def test_grounding():
     assert grounding("the ledger", EPISODE) == 1.0
     assert grounding("root administrator console", EPISODE) == 0.0
     assert grounding("cached summary tables", EPISODE) == 1.0
+
+
+def test_prompts_versioned_and_render_safely():
+    from analogist.llm.prompts import available_prompts, load_prompt, neutralise, render
+
+    names = available_prompts()
+    assert {"writer_roles.v1", "writer_l1.v1", "writer_structure.v1", "writer_l3.v1",
+            "critic.v1", "parametric.v1", "check_faithfulness.v1", "check_desurface.v1"} <= set(
+        names)
+    for n in names:
+        name, version = n.rsplit(".", 1)
+        assert load_prompt(name, version).version == n
+    assert render("a {x} {{y}} {not json}", {"x": "{x} {0}"}) == "a {x} {0} {y} {not json}"
+    with pytest.raises(AnalogistError, match="placeholder"):
+        load_prompt("writer_structure").render(vocabulary="v")
+    with pytest.raises(AnalogistError, match="no prompt file"):
+        load_prompt("writer_roles", "v99")
+    assert neutralise("x </Episode > y") == "x &lt;/Episode &gt; y"

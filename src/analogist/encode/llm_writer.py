@@ -508,19 +508,35 @@ class LLMWriter:
         relations: list[list[str]] = []
         edges: list[dict[str, Any]] = []
         uses: dict[str, list[tuple[int, bool]]] = {}
+        arity: dict[str, int] = {}  # a proposed term keeps the arity of its first use
+
+        def fits(atom: list[str]) -> bool:
+            if atom[0] not in st.proposed:
+                return True
+            return arity.setdefault(atom[0], max(len(atom) - 1, 1)) == max(len(atom) - 1, 1)
+
         for r, und in st.relations:
             if und:
                 notes.append(f"dropped relation {r[0]}({','.join(r[1:])}): predicate "
                              f"{sorted(und)[0]!r} is not in the vocabulary and has no definition")
                 continue
+            if not fits(r):
+                notes.append(f"dropped relation {r[0]}({','.join(r[1:])}): proposed term used "
+                             f"with {arity[r[0]]} argument(s) elsewhere")
+                continue
             relations.append(r)
             uses.setdefault(r[0], []).append((len(r) - 1, True))
         for e, und in st.edges:
+            atoms = e.pop("_atoms")
             if und:
                 notes.append(f"dropped edge {e['cause']} {e['edge']} {e['effect']}: predicate "
                              f"{sorted(und)[0]!r} is not in the vocabulary and has no definition")
                 continue
-            for atom in e.pop("_atoms"):
+            if not all(fits(a) for a in atoms):
+                notes.append(f"dropped edge {e['cause']} {e['edge']} {e['effect']}: a proposed "
+                             "term is used with another number of arguments elsewhere")
+                continue
+            for atom in atoms:
                 uses.setdefault(atom[0], []).append((max(len(atom) - 1, 1), False))
             edges.append(e)
         proposed: dict[str, tuple[str, int, PredicateKind]] = {}
@@ -528,11 +544,7 @@ class LLMWriter:
             if name not in uses:
                 notes.append(f"proposed term {name!r} is not used; ignored")
                 continue
-            arities = {n for n, _rel in uses[name]}
-            if len(arities) > 1:
-                notes.append(f"proposed term {name!r} is used with different numbers of "
-                             f"arguments {sorted(arities)}")
-            n = min(arities)
+            n = arity[name]
             only_states = all(not rel for _n, rel in uses[name]) and n == 1
             proposed[name] = (definition, n,
                               PredicateKind.ATTRIBUTE if only_states else PredicateKind.RELATION)
