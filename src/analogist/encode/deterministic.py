@@ -61,7 +61,9 @@ Pipeline
    entities with no state ("the firewall blocks the traffic") is a relation, not an edge.
    A noun argument of an edge becomes a state atom: its vocabulary attribute when the head noun
    or an adjective names one ("the outage" → ``outage(X)``, "a stale cache" → ``stale(CACHE)``,
-   "a false alarm" → ``false_claim(ALARM)``), else the proposed state ``occurs(X)``.
+   "a false alarm" → ``false_claim(ALARM)``), else the proposed state ``occurs(X)``. A causal verb
+   between two plain entities stays a relation unless one head noun looks like an event
+   (a deverbal suffix: -tion, -ment, -ing, -ure, …).
 4. **Roles.** Entities are grouped by head-noun lemma; the most salient (mentions + 2 × causal
    participation) up to ``max_roles`` become roles, tagged by the upper-cased head noun (≤ 12
    characters, a digit appended on collision). Atoms over dropped entities are dropped (noted).
@@ -80,8 +82,8 @@ Pipeline
    the dominant (longest) causal path written with the vocabulary definitions (proposed terms are
    rendered as "the roles stand in a relation", so no surface words leak); without edges, the
    definitions of up to two typed relations; ``None`` when nothing was typed.
-7. **kind**: the argument, else ``failure`` on failure cues, ``solution`` on fix cues, else
-   ``event``.
+7. **kind**: the argument, else ``solution`` on fix cues (a fix story names its failure too, so
+   fix cues win), ``failure`` on failure cues, else ``event``.
 8. **confidence** = 0.35·coverage + 0.25·typed + 0.15·margin + 0.25·observed, where coverage is
    the share of sentences yielding ≥ 1 triple, typed the share of relation atoms typed to the
    vocabulary, margin the mean typing margin (exact name/synonym hits count 1, embedder/lexical
@@ -255,6 +257,8 @@ _ADVERBIALS: dict[str, tuple[str, int, str]] = {
     "later": ("causes", 1, "inferred"),
 }
 # noun / adjective → vocabulary attribute (beyond the vocabulary's own names and synonyms)
+_EVENT_NOUN = re.compile(r"(tion|sion|ment|ing|ure|ance|ence|age|al)$")
+"""Head nouns read as events (deverbal nominals): "deployment", "failure", "arrival"."""
 _STATE_WORDS: dict[str, str] = {
     "failure": "failure", "fail": "failure", "crash": "failure", "break": "failure",
     "broken": "failure", "outage": "outage", "downtime": "outage", "overload": "overload",
@@ -472,7 +476,8 @@ class DeterministicEncoder:
             pobj = [c for c in cur.children if c.dep_ == "pobj"]
             if pobj:
                 return words[0], pobj[0]
-            nxt = [c for c in cur.children if c.dep_ == "prep"]
+            nxt = [c for c in cur.children if c.dep_ == "prep"
+                   or (c.dep_ == "pcomp" and c.pos_ == "ADP")]
             if not nxt:
                 return None
             cur = nxt[0]
@@ -774,7 +779,9 @@ class DeterministicEncoder:
                         effect = self._entity_state(objs[0], recent)
                 plain = (cause is not None and effect is not None and cause.clause is None
                          and effect.clause is None and cause.state == "occurs"
-                         and effect.state == "occurs")
+                         and effect.state == "occurs"
+                         and not any(_EVENT_NOUN.search(nd.mention.head)
+                                     for nd in (cause, effect) if nd.mention is not None))
                 if plain and c.lemma in _RELATIONAL_CAUSAL:
                     c.causal = None              # an entity-to-entity relation, typed later
                 elif cause is not None and effect is not None:
@@ -1226,10 +1233,10 @@ class DeterministicEncoder:
         # -- kind
         low_words = set(re.findall(r"[a-z]+", norm.lower()))
         if kind is None:
-            if low_words & _FAILURE_CUES:
-                kind = "failure"
-            elif low_words & _FIX_CUES or "by adding" in norm.lower():
+            if low_words & _FIX_CUES or "by adding" in norm.lower():
                 kind = "solution"
+            elif low_words & _FAILURE_CUES:
+                kind = "failure"
             else:
                 kind = "event"
 
