@@ -30,7 +30,10 @@ Pipeline
    coreference resolution. A clause with an adjectival complement ("the cache became stale") or
    an intransitive verb ("the job crashed") is a **state** triple with an empty object. Entity
    phrases are the head noun with its compound/adjectival/numeric modifiers (determiners and
-   possessives dropped), lower-cased; verbs are lemmas; negation is flagged.
+   possessives dropped), lower-cased; verbs are lemmas; negation is flagged. A generic head
+   ("the process of transpiration", "the burning of fuels") gives way to its ``of`` object, and
+   a relative clause on a predicate nominal takes the copula's subject ("a virus is a piece of
+   code that enters the system" → (virus, enter, system)).
 3. **Causal edges** between clause states, from connectives and causal verbs:
 
    ==========================================  ==============  =====  ===========================
@@ -198,6 +201,8 @@ _LINKING = {"be", "become", "go", "turn", "get", "remain", "stay", "seem", "grow
             "appear", "look", "feel"}
 _SKIP_PREPS = {"due", "despite", "because", "as", "owing", "thanks", "after", "before", "during",
                "until", "since", "like", "such", "than", "in order"}
+_GENERIC_HEADS = {"process", "type", "kind", "piece", "form", "amount", "number", "lot", "group",
+                  "series", "set", "act", "method", "sort", "part", "variety"}
 _MOD_DEPS = {"compound", "amod", "nmod", "nummod"}
 _STOP = {"the", "a", "an", "of", "to", "in", "on", "and", "or", "for", "with", "its", "their",
          "is", "are", "be", "that", "this", "by", "from", "as", "at", "it", "role", "first",
@@ -409,6 +414,12 @@ class DeterministicEncoder:
 
     # -- mentions ------------------------------------------------------------------------------
     def _mention(self, tok: Any) -> _Mention:
+        if (tok.lemma_.lower() in _GENERIC_HEADS or (tok.tag_ == "VBG" or tok.lower_.endswith(
+                "ing")) and tok.pos_ == "NOUN"):
+            of = [c for c in tok.children if c.dep_ == "prep" and c.lower_ == "of"]
+            pobj = [g for g in of[0].children if g.dep_ == "pobj"] if of else []
+            if pobj and pobj[0].pos_ in ("NOUN", "PROPN"):
+                tok = pobj[0]
         mods: list[Any] = []
 
         def collect(t: Any) -> None:
@@ -560,6 +571,12 @@ class DeterministicEncoder:
             if t.text.lower() in _RELATIVE and t.tag_ in ("WDT", "WP", "IN", "DT") \
                     and v.dep_ in ("relcl", "advcl", "acl", "ccomp"):
                 if v.head.pos_ in ("NOUN", "PROPN"):
+                    cop = v.head.head
+                    if v.head.dep_ == "attr" and cop.lemma_ == "be":
+                        ns = [x for x in cop.children if x.dep_ == "nsubj"
+                              and x.pos_ in ("NOUN", "PROPN")]
+                        if ns:
+                            return self._mentions(ns[0], recent)
                     return [self._mention(v.head)]
                 if v.head.pos_ == "PRON":
                     return self._mentions(v.head, recent)
