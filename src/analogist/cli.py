@@ -7,7 +7,9 @@ Every :class:`~analogist.errors.AnalogistError` is printed on stderr as one mess
 from __future__ import annotations
 
 import json
+import re
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -255,6 +257,62 @@ def _load_target(path: Path) -> Any:
     return load_signature(path)
 
 
+# -- LLM and writers -------------------------------------------------------------------------------
+
+def _provider(role: str = "writer") -> Any:
+    """The configured LLM provider for ``role``, or None (the LLM is optional)."""
+    from analogist.llm.client import default_provider
+
+    return default_provider(role)
+
+
+def _no_llm_reason() -> str:
+    from analogist.llm.base import NO_LLM_REASON
+
+    return NO_LLM_REASON
+
+
+class _WriterAdapter:
+    """Gives the LLM writer the ``encode(text, ...)`` call the deterministic encoder has."""
+
+    def __init__(self, writer: Any) -> None:
+        self.writer = writer
+        self.name = "llm"
+
+    def encode(self, text: str, **kw: Any) -> Any:
+        return self.writer.write(text, **kw)
+
+
+def _make_writer(writer: str) -> Any:
+    if writer == "deterministic":
+        from analogist.encode.deterministic import DeterministicEncoder
+
+        return DeterministicEncoder()
+    if writer == "llm":
+        provider = _provider()
+        if provider is None:
+            raise AnalogistError("--writer llm: " + _no_llm_reason())
+        from analogist.encode.llm_writer import LLMWriter
+
+        return _WriterAdapter(LLMWriter(provider))
+    raise AnalogistError(f"--writer must be 'deterministic' or 'llm', got {writer!r}")
+
+
+def _read_episode_text(arg: str) -> tuple[str, str]:
+    """``arg`` is a file path (read, size-capped) or the episode text itself."""
+    from analogist.io import read_text
+
+    p = Path(arg)
+    looks_like_path = len(arg) < 4096 and "\n" not in arg
+    if looks_like_path and p.is_file():
+        return read_text(p), str(p)
+    if looks_like_path and (p.suffix.lower() in (".txt", ".md") or "/" in arg) and \
+            len(arg.split()) == 1:
+        raise AnalogistError("no such file (give a path to a text file, or the text itself)",
+                             source=arg)
+    return arg, "<text>"
+
+
 @app.command("init")
 def init_command(store: Path | None = typer.Option(None, "--store", help=STORE_HELP)) -> None:
     """Create (or open and migrate) a store."""
@@ -279,6 +337,13 @@ def add_command(
                                help="Also store embeddings of the abstract levels L1-L3 (the "
                                     "offline default embedder; levels an episode lacks are "
                                     "skipped)."),
+    from_text: bool = typer.Option(False, "--from-text",
+                                   help="The files are episode texts (one episode per file): "
+                                        "write each one's signature first (see --writer)."),
+    writer: str = typer.Option("deterministic", "--writer",
+                               help="With --from-text: deterministic (offline default) or llm."),
+    domain: str | None = typer.Option(None, "--domain",
+                                      help="With --from-text: the episodes' surface domain."),
 ) -> None:
     """Store episodes (bulk, one transaction per batch, with a progress bar)."""
     from rich.progress import Progress
@@ -292,13 +357,21 @@ def add_command(
     try:
         sigs = []
         vocab = default_signature_vocabulary()
-        for f in files:
-            for where, rec in _records(f):
+        records: list[tuple[str, Any]] = []
+        if from_text:
+            records = _encode_files(files, writer, domain)
+        else:
+            for f in files:
+                records.extend(_records(f))
+        if records:
+            for where, rec in records:
                 try:
                     sig = validate_signature(rec, source=where)
                     # unknown relations become proposed terms (with a warning); a wrong arity
                     # is an error here, before anything is stored
-                    check_vocabulary(sig, vocab)
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore" if from_text else "default")
+                        check_vocabulary(sig, vocab)
                     sigs.append(sig)
                 except AnalogistError as e:
                     if e.source is None:
@@ -321,6 +394,127 @@ def add_command(
     except AnalogistError as e:
         _fail(str(e))
     typer.echo(f"added {len(ids)} episode(s) to namespace {namespace!r}")
+
+
+def _episode_id_for(path: Path) -> str:
+    stem = re.sub(r"[^A-Za-z0-9_\-]+", "_", path.stem).strip("_") or "episode"
+    return stem if stem[0].isalpha() else f"ep_{stem}"
+
+
+def _encode_files(files: list[Path], writer: str, domain: str | None) -> list[tuple[str, Any]]:
+    """Write a signature for each text file (each seen alone); all before anything is stored."""
+    from rich.progress import Progress
+
+    from analogist.io import read_text
+
+    w = _make_writer(writer)
+    out: list[tuple[str, Any]] = []
+    with Progress(transient=True) as bar:
+        task = bar.add_task("encoding", total=len(files))
+        for f in files:
+            res = w.encode(read_text(f), episode_id=_episode_id_for(f), domain=domain,
+                           source=str(f))
+            out.append((str(f), res.signature.to_data()))
+            bar.update(task, advance=1)
+    return out
+
+
+def _abstraction_checks(text: str, sig: Any, domain: str | None) -> dict[str, Any]:
+    """Seed 000 §9's two checks for one episode, against the bundled casebook.
+
+    Faithfulness: given only L2, the judge picks the episode's text among it and five casebook
+    texts (seeded). De-surfacing: given only L2, the judge guesses a domain among the casebook's
+    domains (and ``domain``, if given). Both with the offline embedding judge, and with the LLM
+    judge when one is configured (else reported skipped)."""
+    import random as _random
+
+    from analogist.casebook import load_casebook
+    from analogist.encode.checks import EmbeddingJudge, LLMJudge
+    from analogist.index.embed import default_embedder
+
+    l2 = sig.levels.L2 or ""
+    if not l2.strip():
+        return {"skipped": "the signature has no L2 level to check"}
+    cases = [c for c in load_casebook() if not c.is_decoy and c.signature.levels.L0]
+    rng = _random.Random(0)
+    distractors = [c.signature.levels.L0 for c in rng.sample(cases, 5)]
+    cands = [text, *distractors]
+    order = list(range(len(cands)))
+    rng.shuffle(order)
+    domains = sorted({c.domain for c in cases} | ({domain} if domain else set()))
+    judges: list[Any] = [EmbeddingJudge(default_embedder()), LLMJudge(_provider("checks"))]
+    out: dict[str, Any] = {}
+    for j in judges:
+        if getattr(j, "skipped", None):
+            out[j.name] = {"skipped": j.skipped}
+            continue
+        pick = j.choose(l2, [cands[i] for i in order])
+        guess = domains[j.guess(l2, domains, [""] * len(domains))]
+        out[j.name] = {
+            "faithfulness": {"picked_original": order[pick] == 0, "chance": 1 / len(cands)},
+            "de_surfacing": {"guessed_domain": guess, "true_domain": domain,
+                             "guessed_right": (guess == domain) if domain else None,
+                             "chance": round(1 / len(domains), 4)},
+        }
+    return out
+
+
+@app.command("encode")
+def encode_command(
+    text: str = typer.Argument(..., help="The episode: a path to a text file, or the text."),
+    writer: str = typer.Option("deterministic", "--writer",
+                               help="deterministic (offline, the default) or llm (needs "
+                                    "ANALOGIST_LLM_BASE_URL and ANALOGIST_LLM_MODEL)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    episode_id: str | None = typer.Option(None, "--id", help="Episode id (default: from the "
+                                                             "file name, or 'episode')."),
+    domain: str | None = typer.Option(None, "--domain", help="The episode's surface domain."),
+    check: bool = typer.Option(False, "--check",
+                               help="Also run the abstraction checks on L2 (faithfulness among "
+                                    "five casebook distractors; de-surfacing over the casebook "
+                                    "domains)."),
+    out: Path | None = typer.Option(None, "--out", help="Also write the signature (.json or "
+                                                        ".yaml) to this file."),
+) -> None:
+    """Write a structural Signature for one episode text (seen alone, never with other cases)."""
+    from analogist.signature import dump_signature
+
+    try:
+        body, where = _read_episode_text(text)
+        eid = episode_id or (_episode_id_for(Path(where)) if where != "<text>" else "episode")
+        res = _make_writer(writer).encode(body, episode_id=eid, domain=domain, source=where)
+        checks = _abstraction_checks(body, res.signature, domain) if check else None
+        if out is not None:
+            fmt = "yaml" if out.suffix.lower() in (".yaml", ".yml") else "json"
+            out.write_text(dump_signature(res.signature, fmt), encoding="utf-8")
+    except AnalogistError as e:
+        _fail(str(e))
+    if as_json:
+        data = res.to_json()
+        if checks is not None:
+            data["checks"] = checks
+        typer.echo(json.dumps(data, indent=2, sort_keys=True))
+        return
+    console = Console()
+    conf = "—" if res.confidence is None else f"{res.confidence:.2f}"
+    console.print(f"[bold]{res.signature.episode_id}[/bold]  writer={res.writer}  "
+                  f"confidence={conf}  kind={res.signature.kind}")
+    typer.echo(dump_signature(res.signature, "yaml").rstrip())
+    if res.links:
+        t = Table(title="causal links read from the text")
+        for col in ("edge", "signal", "status"):
+            t.add_column(col)
+        for lk in res.links:
+            t.add_row(str(lk.get("edge", "")), str(lk.get("connective", "")),
+                      str(lk.get("status", "")))
+        console.print(t)
+    for term, d in sorted(res.proposed_terms.items()):
+        console.print(f"proposed term [bold]{term}[/bold]: {d}", markup=True, highlight=False)
+    for n in res.notes:
+        console.print(f"note: {n}", markup=False, highlight=False)
+    if checks is not None:
+        for name, c in checks.items():
+            typer.echo(f"check {name}: {json.dumps(c, sort_keys=True)}")
 
 
 @app.command("find")
@@ -541,29 +735,41 @@ def bench_parb_command(
     arms: str = typer.Option("B,B',C,C',H,D,E,G,A0,A1", "--arms",
                              help="Comma-separated arms (A0/A1 need an LLM: reported skipped)."),
     representation: str = typer.Option("oracle", "--representation",
-                                       help="oracle (gold signatures) or encoded."),
+                                       help="oracle (gold signatures) or encoded (every "
+                                            "episode re-written from its text)."),
+    writer: str = typer.Option("deterministic", "--writer",
+                               help="encoded representation: deterministic or llm."),
     split: str = typer.Option("both", "--split", help="dev, test or both."),
     seed: int = typer.Option(0, "--seed", help="Item-generation and bootstrap seed."),
     out: Path = typer.Option(Path("parb_out"), "--out", help="Output directory."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+    llm: bool = typer.Option(True, "--llm/--no-llm",
+                             help="Use the configured LLM (if any) for A0/A1 and E's critic."),
 ) -> None:
     """Run the PARB benchmark: every arm on every item; writes results.json and report.md."""
-    from analogist.bench.parb.runner import ENCODED_SKIP_REASON, run_parb
+    from analogist.bench.parb.runner import run_parb
 
-    if representation == "encoded":
-        typer.echo(f"error: --representation encoded: {ENCODED_SKIP_REASON}. Nothing written.",
-                   err=True)
-        raise typer.Exit(EXIT_BAD_INPUT)
-    if representation != "oracle":
+    if representation not in ("oracle", "encoded"):
         _fail(f"--representation must be 'oracle' or 'encoded', got {representation!r}")
+    if writer not in ("deterministic", "llm"):
+        _fail(f"--writer must be deterministic or llm, got {writer!r}")
     if split not in ("dev", "test", "both"):
         _fail(f"--split must be dev, test or both, got {split!r}")
     names = [a.strip() for a in arms.split(",") if a.strip()]
+    provider = _provider() if llm else None
+    encoder = None
+    if representation == "encoded" and writer == "llm":
+        if provider is None:
+            _fail("--writer llm: " + _no_llm_reason())
+        from analogist.encode.llm_writer import LLMWriter
+        encoder = _WriterAdapter(LLMWriter(provider))
     try:
         res = run_parb(items, names, representation=representation, split=split, seed=seed,
-                       out_dir=out, progress=progress)
+                       out_dir=out, progress=progress, provider=provider, encoder=encoder)
     except (AnalogistError, ValueError) as e:
         _fail(str(e))
+    for k, v in res.get("skipped", {}).items():
+        typer.echo(f"{k}: {v}")
     for sp, data in res["splits"].items():
         for a, m in (data.get("arms") or {}).items():
             typer.echo(f"{sp:4s} {a:3s} NAV {m['nav']:+.3f} CI [{m['nav_ci'][0]:+.3f}, "

@@ -477,10 +477,11 @@ def make_arms(names: list[str] | tuple[str, ...] = ARM_NAMES,
     c = StructuralArm("C")
     critic_provider = critic_provider if critic_provider is not None else provider
     critic = parametric = None
-    if critic_provider is not None:
+    wants_e = any(n.replace("′", "'") == "E" for n in names)
+    if critic_provider is not None and wants_e:
         from analogist.critic import Critic
         critic = Critic(critic_provider)
-    if provider is not None:
+    if provider is not None and wants_e:
         from analogist.parametric import propose_parametric
 
         def parametric(sig: Any) -> Any:
