@@ -191,8 +191,9 @@ def translate_output(out: ArmOutput, item: dict[str, Any], query_id: str,
                      align: dict[str, dict[str, str]]) -> ArmOutput:
     """An arm's output on encoded episodes, in the gold tags the keys use.
 
-    ``role_map`` (chosen episode's tags → query's tags) goes through both alignments; unaligned
-    tags get a ``?`` prefix so they can only count as wrong. Conclusions and the fix are in the
+    ``role_map`` (chosen episode's tags → query's tags) goes through both alignments; a pair of
+    two unaligned roles is dropped (outside the key); an unaligned tag paired with an aligned one
+    gets a ``?`` prefix so it can only count as wrong. Conclusions and the fix are in the
     query's tags; their atoms are reduced to :func:`skeleton` form for F1 and the fix is
     normalised for F4. F5's parts are already decided in gold terms by the arm (see
     ``ArmContext.part_key``).
@@ -203,7 +204,10 @@ def translate_output(out: ArmOutput, item: dict[str, Any], query_id: str,
     ca = align.get(out.chosen, {})
     new = copy.copy(out)
     if out.role_map:
-        new.role_map = {ca.get(k, "?" + k): qa.get(v, "?" + v) for k, v in out.role_map.items()}
+        # a pair of two roles that match no gold entity (a state noun the writer made a role
+        # of, say) is outside the key and dropped; a pair with one unaligned side stays wrong
+        new.role_map = {ca.get(k, "?" + k): qa.get(v, "?" + v) for k, v in out.role_map.items()
+                        if k in ca or v in qa}
     new.conclusions = [skeleton(translate_text(c, qa)) for c in out.conclusions]
     if out.fix is not None:
         new.fix = _fix_norm(translate_text(out.fix, qa))
