@@ -304,7 +304,11 @@ def _read_episode_text(arg: str) -> tuple[str, str]:
 
     p = Path(arg)
     looks_like_path = len(arg) < 4096 and "\n" not in arg
-    if looks_like_path and p.is_file():
+    try:
+        is_file = looks_like_path and p.is_file()
+    except OSError:                     # e.g. a name too long to be a path: it is the text
+        is_file = False
+    if is_file:
         return read_text(p), str(p)
     if looks_like_path and (p.suffix.lower() in (".txt", ".md") or "/" in arg) and \
             len(arg.split()) == 1:
