@@ -150,12 +150,15 @@ class FindResult:
     skipped: tuple[str, ...]
     timings: dict[str, float]
     log_id: int | None
+    #: the labelled parametric channel: the model's own analogues, judged, never memory hits
+    parametric: tuple[dict[str, Any], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
             "target": self.target_id,
             "no_match": self.no_match,
             "results": [h.to_json() for h in self.results],
+            "parametric": [dict(p) for p in self.parametric],
             "decoy_probe": None if self.decoy is None else self.decoy.to_json(),
             "channels_used": list(self.channels_used),
             "skipped": list(self.skipped),
@@ -179,6 +182,13 @@ class FindResult:
             out.append(f"DECOY PROBE  {self.decoy.episode_id} (surface similarity "
                        f"{self.decoy.surface_similarity:.2f}, score {self.decoy.score:.3f}): "
                        f"{verdict}")
+        if self.parametric:
+            out.append("")
+            out.append("PARAMETRIC — from the model's own knowledge, not from memory; scored "
+                       "apart:")
+            for p in self.parametric:
+                out.append(f"  [parametric] {p['title']} ({p['domain']}): score "
+                           f"{p['score']:.3f}, {p['verdict']}")
         if self.skipped:
             out.append("skipped: " + "; ".join(self.skipped))
         return "\n".join(out).rstrip()
@@ -348,8 +358,18 @@ class Retriever:
         return ids, fused, channels, skipped
 
     # -- the whole query ---------------------------------------------------------------------
-    def find(self, target: Signature | dict[str, Any], *, k: int | None = None) -> FindResult:
-        """Stage 1, stage 2, judge, decoy probe and log for one target signature."""
+    def find(self, target: Signature | dict[str, Any], *, k: int | None = None,
+             critic: Any | None = None, parametric: Any | None = None) -> FindResult:
+        """Stage 1, stage 2, judge, decoy probe and log for one target signature.
+
+        ``critic`` (optional; e.g. :class:`analogist.critic.Critic`): its ``review(source,
+        target, role_map)`` is asked about every reported analogue that would transfer, seeing
+        only the two signatures and the role map; its verdict is attached to the report and a
+        ``reject`` withholds the transfer (:func:`analogist.judge.with_critic`).
+        ``parametric`` (optional callable ``target -> ParametricResult``): the labelled
+        parametric channel; its analogues are judged like retrieved ones and reported apart, in
+        ``FindResult.parametric``, each labelled ``parametric``.
+        """
         t0 = time.perf_counter()
         if not isinstance(target, Signature):
             target = validate_signature(target)
@@ -402,8 +422,56 @@ class Retriever:
                    "total": time.perf_counter() - t0}
         if no_match:
             results = tuple(_no_transfer(h) for h in results)
+        if critic is not None and not no_match:
+            results = tuple(self._criticise(critic, h, target, skipped) for h in results)
+        par: tuple[dict[str, Any], ...] = ()
+        if parametric is not None:
+            par = self._parametric(parametric, target, skipped)
         return FindResult(target.episode_id, no_match, results, decoy,
-                          tuple(channels), tuple(skipped), timings, log_id)
+                          tuple(channels), tuple(skipped), timings, log_id, par)
+
+    def _criticise(self, critic: Any, h: Hit, target: Signature, skipped: list[str]) -> Hit:
+        from dataclasses import replace
+
+        from analogist.judge import with_critic
+
+        if not (h.report.transfer or h.report.transfer_mechanism):
+            return h
+        if h.schema:
+            return h
+        try:
+            src = self.memory.get(h.id, namespace=self.namespace).signature
+            verdict = critic.review(src, target, dict(h.report.role_map))
+        except AnalogistError as e:
+            skipped.append(f"critic on {h.episode_id}: {e}")
+            return h
+        return replace(h, report=with_critic(h.report, verdict))
+
+    def _parametric(self, parametric: Any, target: Signature,
+                    skipped: list[str]) -> tuple[dict[str, Any], ...]:
+        from analogist.judge import judge
+
+        try:
+            res = parametric(target)
+        except AnalogistError as e:
+            skipped.append(f"parametric channel: {e}")
+            return ()
+        if getattr(res, "skipped", None):
+            skipped.append(f"parametric channel: {res.skipped}")
+            return ()
+        out = []
+        for a in res.analogues:
+            try:
+                rep = judge(a.signature, target, vocab=self.vocab, params=self.params.judge)
+            except AnalogistError as e:
+                skipped.append(f"parametric analogue {a.title!r}: {e}")
+                continue
+            out.append({"label": a.label, "title": a.title, "domain": a.domain,
+                        "description": a.description, "mechanism": a.mechanism,
+                        "score": rep.normalized_score, "verdict": rep.verdict,
+                        "transfer": rep.transfer, "report": rep.to_json(),
+                        "signature": a.signature.to_data()})
+        return tuple(out)
 
     def _fac(self, sid: int, target: Signature, target_desc: Description, target_total: float,
              stage1: float, channels: dict[str, float]) -> Hit:
