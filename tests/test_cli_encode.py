@@ -138,3 +138,9 @@ def test_add_from_text_stores_in_sqlite_and_is_all_or_nothing(no_llm, tmp_path):
     sig = shown.get("signature", shown)
     assert sig["provenance"]["writer"] == "deterministic-encoder-1"
     assert sig["surface"]["domain"] == "ops"
+    # the writers' new relations are recorded as proposed, each with a definition
+    from analogist.memory.sqlite import Memory
+    with Memory.open(store) as m:
+        terms = m.terms()
+    for t in terms:
+        assert t["status"] == "proposed" and t["definition"].strip() and t["count"] >= 1

@@ -362,8 +362,9 @@ def add_command(
         sigs = []
         vocab = default_signature_vocabulary()
         records: list[tuple[str, Any]] = []
+        proposed: dict[str, dict[str, Any]] = {}
         if from_text:
-            records = _encode_files(files, writer, domain)
+            records = _encode_files(files, writer, domain, proposed)
         else:
             for f in files:
                 records.extend(_records(f))
@@ -395,9 +396,11 @@ def add_command(
             task = bar.add_task("adding", total=len(sigs))
             ids = m.add_many(sigs, namespace=namespace, batch_size=batch_size,
                              progress=lambda n: bar.update(task, completed=n), embed=embed_fn)
+            n_terms = _record_proposed(m, proposed, namespace) if proposed else 0
     except AnalogistError as e:
         _fail(str(e))
-    typer.echo(f"added {len(ids)} episode(s) to namespace {namespace!r}")
+    typer.echo(f"added {len(ids)} episode(s) to namespace {namespace!r}"
+               + (f"; {n_terms} proposed term(s) recorded in the vocabulary" if n_terms else ""))
 
 
 def _episode_id_for(path: Path) -> str:
@@ -405,8 +408,11 @@ def _episode_id_for(path: Path) -> str:
     return stem if stem[0].isalpha() else f"ep_{stem}"
 
 
-def _encode_files(files: list[Path], writer: str, domain: str | None) -> list[tuple[str, Any]]:
-    """Write a signature for each text file (each seen alone); all before anything is stored."""
+def _encode_files(files: list[Path], writer: str, domain: str | None,
+                  proposed: dict[str, dict[str, Any]] | None = None) -> list[tuple[str, Any]]:
+    """Write a signature for each text file (each seen alone); all before anything is stored.
+
+    ``proposed`` collects the writers' proposed terms: name → {definition, arity, uses}."""
     from rich.progress import Progress
 
     from analogist.io import read_text
@@ -419,8 +425,30 @@ def _encode_files(files: list[Path], writer: str, domain: str | None) -> list[tu
             res = w.encode(read_text(f), episode_id=_episode_id_for(f), domain=domain,
                            source=str(f))
             out.append((str(f), res.signature.to_data()))
+            if proposed is not None:
+                arity = {a.predicate: len(a.args) for _w, a in res.signature.atoms()}
+                for name, definition in res.proposed_terms.items():
+                    t = proposed.setdefault(name, {"definition": definition,
+                                                   "arity": arity.get(name, 2), "uses": 0})
+                    t["uses"] += 1
             bar.update(task, advance=1)
     return out
+
+
+def _record_proposed(m: Any, proposed: dict[str, dict[str, Any]], namespace: str) -> int:
+    """Record writers' new relations in the store's vocab table as ``proposed`` (with their
+    one-line definitions); declared terms are left alone, counts accumulate."""
+    have = {t["name"]: t for t in m.terms(namespace)}
+    n = 0
+    for name, t in sorted(proposed.items()):
+        old = have.get(name)
+        if old is not None and old["status"] != "proposed":
+            continue
+        m.put_term(name, kind="relation" if t["arity"] >= 2 else "attribute", arity=t["arity"],
+                   definition=t["definition"], status="proposed",
+                   count=(old["count"] if old else 0) + t["uses"], namespace=namespace)
+        n += 1
+    return n
 
 
 def _abstraction_checks(text: str, sig: Any, domain: str | None) -> dict[str, Any]:
