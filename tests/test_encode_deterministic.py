@@ -313,3 +313,26 @@ def test_neutral_tags_in_order_of_first_mention(enc):
     assert "pump" in sig.surface.entities
     with pytest.raises(AnalogistError):
         EncoderParams(tag_style="fancy")
+
+
+@pytest.mark.parametrize("text, op", [
+    ("The summary is copied from the ledger. The clerk trusts the summary. The fix is to make the "
+     "clerk compare the summary with the ledger before filing it.",
+     "make R3 compare R1 with R2 before filing it"),
+    ("The nightly backup overwrote the archive. The outage was fixed by restoring the archive "
+     "from an offsite copy.", "restoring R2 from an offsite copy"),
+    ("The load balancer sent all traffic to the old node. To fix this, the team drained the old "
+     "node and restarted the load balancer.", "the team drained the old node and restarted R1"),
+])
+def test_fix_operator(enc, text, op):
+    sig = enc.encode(text).signature
+    assert sig.fix_operator == op
+    # the fix sentence adds no relation, edge or role of its own
+    assert "offsite copy" not in sig.roles.values()
+    assert all(r.predicate not in ("compare", "restore", "drain", "restart")
+               for r in sig.relations)
+
+
+def test_no_fix_sentence_no_operator(enc):
+    assert enc.encode("The cache was stale, so the monitor raised an alarm.").signature \
+        .fix_operator is None

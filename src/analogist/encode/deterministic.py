@@ -86,14 +86,21 @@ Pipeline
    the dominant (longest) causal path written with the vocabulary definitions (proposed terms are
    rendered as "the roles stand in a relation", so no surface words leak); without edges, the
    definitions of up to two typed relations; ``None`` when nothing was typed.
-7. **kind**: the argument, else ``solution`` on fix cues (a fix story names its failure too, so
+7. **Fix operator.** A sentence opened by a fix cue ("the fix/remedy/solution is/was to …", "to fix
+   this, …", "… was fixed/resolved by …", "… fixed it by …") gives ``fix_operator``: the text after
+   the cue, lower-cased, final period dropped, with each mention of a role (its article included)
+   replaced by the role tag — "The fix is to make the dispatcher validate the yard board before
+   trusting it." → ``make R1 validate R2 before trusting it``. Such a sentence yields no roles, no
+   relations and no edges (an entity mentioned only there stays a word); its triples are still
+   returned.
+8. **kind**: the argument, else ``solution`` on fix cues (a fix story names its failure too, so
    fix cues win), ``failure`` on failure cues, else ``event``.
-8. **confidence** = 0.35·coverage + 0.25·typed + 0.15·margin + 0.25·observed, where coverage is
+9. **confidence** = 0.35·coverage + 0.25·typed + 0.15·margin + 0.25·observed, where coverage is
    the share of sentences yielding ≥ 1 triple, typed the share of relation atoms typed to the
    vocabulary, margin the mean typing margin (exact name/synonym hits count 1, embedder/lexical
    hits ``min(1, margin / (2·embed_margin))``), observed the share of edges observed (0.5 when
    there are no edges); rounded to 4 places.
-9. **Provenance**: writer ``deterministic-encoder-1``, the source hash, ``time = None`` so that the
+10. **Provenance**: writer ``deterministic-encoder-1``, the source hash, ``time = None`` so that the
    same text gives byte-identical signature JSON, no prompt version.
 
 Departures from a full reading: no coreference beyond the recency heuristic, no event nominals
@@ -298,6 +305,24 @@ _FAILURE_CUES = {"fail", "failed", "failure", "fails", "break", "broke", "broken
                  "deadlock", "timeout", "overload", "overloaded", "incident", "missed", "down"}
 _FIX_CUES = {"fixed", "fix", "fixes", "solved", "solve", "resolved", "resolve", "repaired",
              "patched", "mitigated", "remedied", "by adding"}
+_FIX_NOUNS = r"(?:fix|remedy|solution|workaround|cure|mitigation|resolution)"
+_FIX_VERBS = r"(?:fix|fixed|remedy|remedied|resolve|resolved|solve|solved|mitigate|mitigated)"
+_FIX_OPENERS = [
+    # "The fix is to …", "The solution was to …", "The remedy would be to …"
+    re.compile(rf"^(?:the|a|one|our)\s+(?:\w+\s+)?{_FIX_NOUNS}\s+(?:here\s+)?"
+               r"(?:is|was|would\s+be|will\s+be|has\s+been)\s+to\s+", re.I),
+    # "To fix this, …", "To resolve the problem, …"
+    re.compile(rf"^to\s+{_FIX_VERBS}\s+(?:this|it|that|them|the\s+\w+(?:\s+\w+)?)\s*,\s*",
+               re.I),
+    # "… was fixed by …", "… has been resolved by …"
+    re.compile(r"\b(?:was|were|is|are|has\s+been|have\s+been|got)\s+"
+               rf"{_FIX_VERBS}\s+by\s+", re.I),
+    # "… fixed it by …", "we resolved the outage by …"
+    re.compile(rf"\b{_FIX_VERBS}\s+(?:it|this|that|them|the\s+\w+(?:\s+\w+)?)\s+by\s+",
+               re.I),
+]
+"""Fix cues: the operator is the text after the match (see ``fix_operator`` in the docstring)."""
+_ARTICLES = {"the", "a", "an"}
 _EDGE_WORDS = {"causes": "causes", "prevents": "prevents", "enables": "enables",
                "masks": "hides", "delays": "delays"}
 
@@ -1058,9 +1083,13 @@ class DeterministicEncoder:
         notes: list[str] = []
         doc = self.nlp(norm)
         sents = list(doc.sents)
-        clauses = self._clauses(doc)
+        all_clauses = self._clauses(doc)
+        triples = self._triples(all_clauses)
+        fix_at = self._fix_sentences(sents)
+        clauses = [c for c in all_clauses if c.sent not in fix_at]
+        for i, c in enumerate(clauses):
+            c.idx = i
         links = self._links(doc, clauses)
-        triples = self._triples(clauses)
         cl = {c.idx: c for c in clauses}
 
         # -- roles
@@ -1122,6 +1151,8 @@ class DeterministicEncoder:
                 max(phrases.values()) > 0 else h
             roles[tags[h]] = desc[:200]
             entities.extend(ph for ph in phrases if phrases[ph] > 0 and ph not in entities)
+
+        fix_operator, fix_spans = self._fix_operator(sents, fix_at, tags, mentions)
 
         # -- typing
         patterns: dict[int, tuple[int, str]] = {}
@@ -1244,6 +1275,8 @@ class DeterministicEncoder:
                                if s.start_char <= m.span[0] < s.end_char), None)
                     if si is not None:
                         spans.setdefault(si, []).append((m.span[0], m.span[1], tg))
+        for si, sp in fix_spans.items():
+            spans.setdefault(si, []).extend(sp)
         for i, s in enumerate(sents):
             out, pos = [], s.start_char
             for a, b, tg in sorted(set(spans.get(i, [])), key=lambda x: (x[0], -x[1])):
@@ -1298,6 +1331,7 @@ class DeterministicEncoder:
             "roles": roles,
             "relations": [list(r) for r in rel_sorted],
             "causal_chain": chain,
+            "fix_operator": fix_operator,
             "levels": Levels(L0=l0 or None, L1=l1 or None, L2=l2, L3=l3),
             "surface": Surface(domain=domain, entities=entities[:256]),
             "provenance": Provenance(writer=WRITER, time=None, source_hash=sh,
@@ -1317,6 +1351,55 @@ class DeterministicEncoder:
         return EncodeResult(signature=sig, writer="deterministic", confidence=conf,
                             proposed_terms=dict(sorted(proposed.items())), triples=triples,
                             links=link_recs, notes=notes)
+
+    @staticmethod
+    def _fix_sentences(sents: list[Any]) -> dict[int, int]:
+        """Sentence index → character offset (in the document) where its fix operator starts."""
+        out: dict[int, int] = {}
+        for si, sent in enumerate(sents):
+            for rx in _FIX_OPENERS:
+                m = rx.search(sent.text)
+                if m and m.end() < len(sent.text.rstrip(" .")):
+                    out[si] = sent.start_char + m.end()
+                    break
+        return out
+
+    def _fix_operator(self, sents: list[Any], fix_at: dict[int, int], tags: dict[str, str],
+                      mentions: dict[str, Counter[str]]
+                      ) -> tuple[str | None, dict[int, list[tuple[int, int, str]]]]:
+        """The first fix sentence's operator with role mentions replaced by tags, and the
+        replaced spans per sentence (for L1).
+
+        A role mention is any entity phrase the role was read from in the narrative (matched
+        on the surface, case-insensitively, longest first, with a preceding article), so a
+        parse error inside the fix sentence does not lose the mention."""
+        spans: dict[int, list[tuple[int, int, str]]] = {}
+        op: str | None = None
+        phrases = sorted({(ph, tags[h]) for h, cnt in mentions.items() if h in tags
+                          for ph in cnt if ph.strip()}, key=lambda x: (-len(x[0]), x[0]))
+        for si in sorted(fix_at):
+            sent, start = sents[si], fix_at[si]
+            base = sent.start_char
+            text = sent.text
+            kept: list[tuple[int, int, str]] = []
+            for ph, tg in phrases:
+                rx = re.compile(r"(?<![\w-])(?:(?:the|a|an)\s+)?" + re.escape(ph).replace(
+                    r"\ ", r"\s+") + r"(?![\w-])", re.I)
+                for m in rx.finditer(text, start - base):
+                    a, b = m.start() + base, m.end() + base
+                    if all(b <= x or a >= y for x, y, _ in kept):
+                        kept.append((a, b, tg))
+            kept.sort()
+            spans[si] = kept
+            if op is None:
+                parts, pos = [], start
+                for a, b, tg in kept:
+                    parts.append(text[pos - base:a - base].lower())
+                    parts.append(tg)
+                    pos = b
+                parts.append(text[pos - base:].lower())
+                op = " ".join("".join(parts).split()).rstrip(" .;:!") or None
+        return op, spans
 
     @staticmethod
     def _clip_sentences(sents: list[str], limit: int) -> tuple[str, int]:
