@@ -336,3 +336,30 @@ def test_fix_operator(enc, text, op):
 def test_no_fix_sentence_no_operator(enc):
     assert enc.encode("The cache was stale, so the monitor raised an alarm.").signature \
         .fix_operator is None
+
+
+@pytest.mark.parametrize("text, cause, edge, effect", [
+    ("The staleness of the price list led to a wrong quote by the sales agent.",
+     ("stale", "price list"), "causes", ("false_claim", "sales agent")),
+    ("The corruption of the index caused an outage of the search service.",
+     ("corrupted", "index"), "causes", ("outage", "search service")),
+    ("The database's overload caused the checkout page going down.",
+     ("overload", "database"), "causes", ("outage", "checkout page")),
+    ("The backup being unchecked made data loss at the archive possible.",
+     ("unverified", "backup"), "enables", ("data_loss", "archive")),
+    ("Nobody watching the disk led to the exhaustion of the disk.",
+     ("unobserved", "disk"), "causes", ("exhausted", "disk")),
+    ("Too much traffic on the router brought about the firewall running dry.",
+     ("overload", "router"), "causes", ("exhausted", "firewall")),
+])
+def test_state_nominals_hold_over_their_holder(enc, text, cause, edge, effect):
+    sig = enc.encode(text).signature
+    inv = {d: t for t, d in sig.roles.items()}
+    want_c = f"{cause[0]}({inv[cause[1]]})"
+    want_e = f"{effect[0]}({inv[effect[1]]})"
+    assert [(e.cause.text(), e.edge, e.effect.text()) for e in sig.causal_chain] == [
+        (want_c, edge, want_e)]
+    # the state nouns are not roles
+    for word in ("staleness", "quote", "corruption", "outage", "overload", "loss", "traffic",
+                 "exhaustion", "nobody"):
+        assert word not in sig.roles.values()

@@ -186,7 +186,7 @@ class EncoderParams:
     w_observed: float = 0.25
     no_edge_observed: float = 0.5
     tag_style: str = "neutral"
-    state_threshold: float = 0.45
+    state_threshold: float = 0.6
 
     def __post_init__(self) -> None:
         if self.tag_style not in ("neutral", "noun"):
@@ -244,9 +244,11 @@ _CAUSAL_VERBS: dict[str, tuple[str, str | None]] = {
     "mask": ("masks", None), "hide": ("masks", None), "conceal": ("masks", None),
     "cover": ("masks", "up"),
     "delay": ("delays", None), "postpone": ("delays", None), "slow": ("delays", None),
+    "bring": ("causes", "about"), "hold": ("delays", "up"), "open": ("enables", None),
+    "pave": ("enables", None),
 }
 # entity-to-entity uses of these stay relations (they are also vocabulary relations)
-_RELATIONAL_CAUSAL = {"trigger", "block", "mask", "hide", "conceal", "delay", "slow", "make",
+_RELATIONAL_CAUSAL = {"hold", "open", "pave", "trigger", "block", "mask", "hide", "conceal", "delay", "slow", "make",
                       "stop", "keep", "cover", "postpone", "let"}
 
 # subordinating markers: marker -> (edge, sign, status, direction) ; direction "sub->main" etc.
@@ -299,6 +301,29 @@ _STATE_WORDS: dict[str, str] = {
     "lose": "data_loss", "bug": "corrupted", "error": "corrupted", "inaccurate": "corrupted",
     "late": "delayed", "slow": "degraded", "unavailable": "outage", "down": "outage",
 }
+_STATE_WORDS.update({
+    "breakdown": "failure", "collapse": "failure", "malfunction": "failure",
+    "decline": "degraded", "worse": "degraded", "worsen": "degraded", "degrade": "degraded",
+    "standstill": "deadlock", "stuck": "deadlock", "freeze": "deadlock", "freezing": "deadlock",
+    "hang": "deadlock", "mistaken": "false_claim", "incorrect": "false_claim",
+    "futile": "wasted_effort", "wasted": "wasted_effort", "pointless": "wasted_effort",
+    "depletion": "exhausted", "shortage": "exhausted", "dry": "exhausted",
+    "unseen": "unobserved", "unnoticed": "unobserved", "unchecked": "unverified",
+    "unverified": "unverified", "untested": "unverified", "overloaded": "overload",
+    "congestion": "overload", "saturation": "overload", "backlog": "delayed",
+})
+"""General English state words added to the table above (noun, adjective or participle)."""
+_STATE_PHRASES: dict[str, str] = {
+    "go down": "outage", "hold up": "delayed", "run out": "exhausted", "run dry": "exhausted",
+    "run low": "exhausted", "fall behind": "delayed", "get bad": "degraded",
+    "use up": "exhausted", "break down": "failure", "go wrong": "failure",
+}
+"""Phrasal state verbs (lemmas of the participle phrase): "the disk going down" → outage."""
+_CHECK_VERBS = {"check", "verify", "validate", "test", "inspect", "confirm", "audit", "review",
+                "vet", "cross-check"}
+_SEE_VERBS = {"see", "notice", "detect", "observe", "watch", "monitor", "spot", "track"}
+_NOBODY = {"nobody", "noone", "none"}
+_HOLDER_PREPS = {"of", "by", "in", "on", "at", "within", "inside", "across"}
 _FAILURE_CUES = {"fail", "failed", "failure", "fails", "break", "broke", "broken", "error",
                  "errors", "wrong", "false", "outage", "crash", "crashed", "crashes", "lost",
                  "loss", "stale", "leak", "leaked", "leaks", "bug", "corrupt", "corrupted",
@@ -359,6 +384,7 @@ class _Node:
     clause: int | None = None      # clause idx
     mention: _Mention | None = None
     state: str | None = None       # attribute for an entity node
+    event: bool = False            # read from a state/event phrase ("the failure of X")
 
 
 @dataclass
@@ -686,6 +712,9 @@ class DeterministicEncoder:
         if lemma in _CAUSAL_VERBS:
             edge, need = _CAUSAL_VERBS[lemma]
             words = {ch.text.lower() for ch in children if ch.dep_ in ("prep", "prt")}
+            if lemma in ("open", "pave") and not any(ch.dep_ == "dobj" and ch.lemma_ == "way"
+                                                      for ch in children):
+                need = "\0"                       # only "opens / paves the way to"
             if need is None or need in words:
                 c.causal = edge
         if not objects:
@@ -726,33 +755,175 @@ class DeterministicEncoder:
         return out
 
     # -- causal links ------------------------------------------------------------------------------
-    def _entity_state(self, tok: Any, recent: list[_Mention]) -> _Node | None:
+    def _entity_state(self, tok: Any, recent: list[_Mention],
+                      consumed: set[int] | None = None,
+                      late: list[Any] | None = None) -> _Node | None:
+        """The state atom of a noun-phrase end of a causal edge: (holder mention, attribute).
+
+        A state or event noun phrase names its **holder** — "the staleness of the board",
+        "a wrong conclusion by the clerk", "overload on the pump", "the server's outage",
+        "the board being unchecked", "the tank running dry", "nobody checking the ledger",
+        "too much load on the disk" — and the atom is over the holder; the state noun itself
+        is not an entity (its token is added to ``consumed``). The attribute comes from the
+        words of the phrase (:meth:`_state_of_words`), else ``occurs``."""
+        consumed = consumed if consumed is not None else set()
         if tok.pos_ not in ("NOUN", "PROPN", "PRON", "NUM", "X"):
+            return None
+        # "nobody checking the ledger" → the ledger is unverified / unobserved
+        if tok.lower_ in _NOBODY:
+            for v in tok.children:
+                if v.dep_ in ("acl", "relcl") and v.pos_ in ("VERB", "AUX"):
+                    obj = [c for c in v.children if c.dep_ in ("dobj", "nsubjpass")]
+                    if not obj:
+                        po = next((self._prep_object(c) for c in v.children
+                                   if c.dep_ == "prep"), None)
+                        obj = [po[1]] if po else []
+                    if obj and obj[0].pos_ in ("NOUN", "PROPN"):
+                        consumed.update({tok.i, v.i})
+                        st = self._state_of_words([(v.lemma_.lower(), v.lower_)], v.lower_,
+                                                  negated=True)
+                        return _Node(mention=self._mention(obj[0]), state=st or "occurs",
+                                     event=True)
             return None
         ms = self._mentions(tok, recent)
         if not ms:
             return None
         m = ms[0]
-        head = m.head
-        state = self._state_name(head)
-        owner = m
-        if state is not None:
-            owners = [c for c in tok.children if c.dep_ in ("compound", "nmod", "poss")
-                      and c.pos_ in ("NOUN", "PROPN")]
-            of = [c for c in tok.children if c.dep_ == "prep" and c.lower_ == "of"]
-            if owners:
-                owner = self._mention(owners[-1])
-            elif of:
-                po = self._prep_object(of[0])
-                if po is not None:
-                    owner = self._mention(po[1])
-        else:
-            for a in tok.children:
-                if a.dep_ == "amod":
-                    state = self._state_name((a.lemma_ or a.text).lower())
-                    if state is not None:
-                        break
-        return _Node(mention=owner, state=state or "occurs")
+        # "the board being unchecked", "the pump working as designed": a participle on the noun
+        for v in tok.children:
+            if v.dep_ in ("acl", "relcl") and v.i > tok.i and (
+                    v.tag_ == "VBG" or v.lemma_ == "be") and not any(
+                    c.dep_ == "agent" for c in v.children):
+                words, phrase = self._participle_words(v)
+                consumed.add(v.i)
+                st = self._state_of_words(words, phrase)
+                return _Node(mention=m, state=st or "occurs", event=True)
+        own = [(tok.lemma_.lower(), tok.lower_)]
+        mods = [(c.lemma_.lower(), c.lower_) for c in tok.children
+                if c.dep_ in ("amod", "compound") and c.i < tok.i and c.pos_ in ("ADJ", "VERB")]
+        too_much = any(c.lower_ in ("much", "many") and any(g.lower_ == "too" for g in c.children)
+                       for c in tok.children if c.dep_ == "amod")
+        state = "overload" if too_much and self.vocab.get("overload") is not None else None
+        if state is None:
+            state = self._state_of_words(own, tok.lower_, embed=False)
+        if state is None and mods:
+            state = self._state_of_words(mods, " ".join(w for _, w in mods), embed=False)
+        eventish = state is not None or bool(_EVENT_NOUN.search(m.head)) or \
+            m.head in _STATE_WORDS or too_much
+        holder: _Mention | None = None
+        if eventish:
+            holder = self._holder(tok, late or [])
+        if holder is not None:
+            consumed.add(tok.i)
+            if state is None:
+                # an event noun with a holder ("decline of the pool"): type the noun phrase
+                state = self._state_of_words(own, " ".join([*(w for _, w in mods), tok.lower_]),
+                                             embed=True)
+            return _Node(mention=holder, state=state or "occurs", event=True)
+        return _Node(mention=m, state=state or "occurs")
+
+    def _holder(self, tok: Any, late: list[Any]) -> _Mention | None:
+        """Who or what a state noun is about: possessor, ``of/by/in/on/at/…`` object, the agent
+        of a participle ("a belief held by the clerk"), or a compound modifier."""
+        for c in tok.children:
+            if c.dep_ == "poss" and c.pos_ in ("NOUN", "PROPN"):
+                return self._mention(c)
+        for c in [*(c for c in tok.children if c.dep_ == "prep"), *late]:
+            if c.lower_ in _HOLDER_PREPS and c.i > tok.i:
+                po = self._prep_object(c)
+                if po is not None and po[1].pos_ in ("NOUN", "PROPN") \
+                        and not self._state_of_words([(po[1].lemma_.lower(), po[1].lower_)],
+                                                     po[1].lower_, embed=False):
+                    return self._mention(po[1])
+                for g in c.subtree:
+                    if g.dep_ == "compound":
+                        continue
+                    if g.i > c.i and (g.pos_ in ("NOUN", "PROPN") or (
+                            g.pos_ in ("NUM", "ADJ") and g.dep_ in ("advmod", "npadvmod"))) \
+                            and g.lower_ not in _NOBODY:
+                        if self._state_of_words([(g.lemma_.lower(), g.lower_)], g.lower_,
+                                                embed=False):
+                            continue
+                        return self._mention(g)
+        for c in tok.children:
+            if c.dep_ == "acl" and c.i > tok.i:
+                for ag in c.children:
+                    if ag.dep_ == "agent":
+                        po = self._prep_object(ag)
+                        if po is not None and po[1].pos_ in ("NOUN", "PROPN"):
+                            return self._mention(po[1])
+        owners = [c for c in tok.children if c.dep_ in ("compound", "nmod")
+                  and c.pos_ in ("NOUN", "PROPN")]
+        if owners and self.vocab.get(_snake(f"{owners[-1].lower_} {tok.lower_}")) is None:
+            return self._mention(owners[-1])
+        return None
+
+    @staticmethod
+    def _participle_words(v: Any) -> tuple[list[tuple[str, str]], str]:
+        """The state words of a participle phrase: "being unchecked" → unchecked; "running dry"
+        → run dry; "going down" → go down; "getting worse" → worse; "held up" → hold up."""
+        comp = [c for c in v.children if c.dep_ in ("acomp", "oprd", "prt", "advmod", "xcomp",
+                                                      "dobj")]
+        words = [(c.lemma_.lower(), c.lower_) for c in comp]
+        if v.lemma_ not in _LINKING or not words:
+            words.insert(0, (v.lemma_.lower(), v.lower_))
+        phrase = " ".join([v.lower_, *(c.lower_ for c in comp)])
+        if v.lemma_ in _LINKING and words:
+            phrase = " ".join(w for _, w in words)
+        return words, phrase
+
+    def _state_of_words(self, words: list[tuple[str, str]], phrase: str, *,
+                        negated: bool = False, embed: bool = True) -> str | None:
+        """A vocabulary attribute for state words (lemma, surface) by name, synonym or the
+        bundled word table, by derivation (staleness → stale, corruption → corrupt(ed),
+        exhaustion → exhausted, unchecked → unverified, unseen → unobserved), by negation
+        ("nobody checks" → unverified), then by the embedder (``state_threshold``)."""
+        if negated:
+            for lem, _ in words:
+                if lem in _CHECK_VERBS and self.vocab.get("unverified") is not None:
+                    return "unverified"
+                if lem in _SEE_VERBS and self.vocab.get("unobserved") is not None:
+                    return "unobserved"
+            return None
+        joined = " ".join(lem for lem, _ in words)
+        if joined in _STATE_PHRASES and self.vocab.get(_STATE_PHRASES[joined]) is not None:
+            return _STATE_PHRASES[joined]
+        for lem, surf in words:
+            for w in dict.fromkeys((lem, surf)):
+                got = self._state_name(w) or self._derived_state(w)
+                if got is not None:
+                    return got
+        if embed and self.embedder is not None and phrase.strip():
+            preds, defs = self._definitions(1)
+            if defs is not None and preds:
+                vec = self.embedder.embed([phrase])[0]
+                sims = np.maximum(defs[0] @ vec, defs[1] @ vec)
+                order = np.argsort(-sims, kind="stable")
+                best = float(sims[order[0]])
+                second = float(sims[order[1]]) if len(order) > 1 else -1.0
+                if best >= self.params.state_threshold and best - second >= \
+                        self.params.embed_margin / 2:
+                    return preds[int(order[0])].name
+        return None
+
+    def _derived_state(self, w: str) -> str | None:
+        if w.startswith("un") and len(w) > 5:
+            stem = w[2:]
+            for cand in (stem, stem[:-2], stem[:-1], stem[:-2] + "e"):
+                if cand in _CHECK_VERBS:
+                    return "unverified" if self.vocab.get("unverified") is not None else None
+                if cand in _SEE_VERBS or stem in ("seen", "noticed", "detected", "observed"):
+                    return "unobserved" if self.vocab.get("unobserved") is not None else None
+        for suf, reps in (("ness", ("",)), ("ion", ("", "e", "ed")), ("ation", ("", "e", "ed")),
+                          ("ity", ("", "e")), ("age", ("",))):
+            if w.endswith(suf) and len(w) > len(suf) + 3:
+                stem = w[:-len(suf)]
+                for r in reps:
+                    got = self._state_name(stem + r) or (
+                        self._state_name(stem + r + "ed") if r != "ed" else None)
+                    if got is not None:
+                        return got
+        return None
 
     def _state_name(self, word: str) -> str | None:
         p = self.vocab.get(word)
@@ -763,7 +934,10 @@ class DeterministicEncoder:
             return self.vocab.canonical(s)
         return None
 
-    def _links(self, doc: Any, clauses: list[_Clause]) -> list[_Link]:
+    def _links(self, doc: Any, clauses: list[_Clause],
+               consumed: set[int] | None = None) -> list[_Link]:
+        """Causal links; tokens read as parts of state phrases are added to ``consumed``."""
+        consumed = consumed if consumed is not None else set()
         by_tok = {c.tok: c for c in clauses}
         sents = list(doc.sents)
         links: list[_Link] = []
@@ -809,12 +983,12 @@ class DeterministicEncoder:
                     agent = [ch for ch in v.children if ch.dep_ == "agent"]
                     if csubj and csubj[0].i in by_tok:
                         cause = node(by_tok[csubj[0].i])
-                    elif agent:
+                    elif agent and any(ch.dep_ == "nsubjpass" for ch in v.children):
                         po = self._prep_object(agent[0])
-                        cause = self._entity_state(po[1], recent) if po else None
+                        cause = self._entity_state(po[1], recent, consumed) if po else None
                     else:
                         st = [ch for ch in v.children if ch.dep_ == "nsubj"]
-                        cause = self._entity_state(st[0], recent) if st else None
+                        cause = self._entity_state(st[0], recent, consumed) if st else None
                     if cause is not None and cause.mention is not None and cause.mention.resolved:
                         status = "inferred"
                 effect: _Node | None = None
@@ -822,12 +996,24 @@ class DeterministicEncoder:
                         and ch.i in by_tok]
                 pcomp = [g for ch in v.children if ch.dep_ == "prep"
                          for g in ch.children if g.dep_ == "pcomp" and g.i in by_tok]
-                if comp:
+                gcomp = [ch for ch in comp if ch.tag_ == "VBG" and any(
+                    x.dep_ == "nsubj" and x.pos_ in ("NOUN", "PROPN") for x in ch.children)]
+                if comp and not gcomp:
                     effect = node(by_tok[comp[0].i])
-                elif pcomp:
+                elif pcomp and not gcomp:
                     effect = node(by_tok[pcomp[0].i])
                 else:
                     objs = [ch for ch in v.children if ch.dep_ in ("dobj", "nsubjpass")]
+                    if objs and objs[0].lemma_ == "way" and c.lemma in ("open", "pave"):
+                        consumed.add(objs[0].i)
+                        objs = []                  # "opens the way to X": X is the effect
+                        for ch in [*v.children, *(g for x in v.children if x.dep_ == "dobj"
+                                                  for g in x.children)]:
+                            if ch.dep_ == "prep" and ch.lower_ in ("to", "for"):
+                                po = self._prep_object(ch)
+                                if po is not None:
+                                    objs = [po[1]]
+                                    break
                     if not objs:
                         for ch in v.children:
                             if ch.dep_ == "prep":
@@ -835,11 +1021,33 @@ class DeterministicEncoder:
                                 if po is not None:
                                     objs = [po[1]]
                                     break
+                    # "leads to the tank running dry": the gerund states the object's state
+                    ger = [ch for ch in v.children if ch.dep_ in ("advcl", "xcomp", "ccomp")
+                           and ch.tag_ == "VBG" and ch.i > v.i]
+                    if ger:
+                        g = ger[0]
+                        gsubj = [x for x in g.children if x.dep_ == "nsubj"
+                                 and x.pos_ in ("NOUN", "PROPN")]
+                        holder_tok = gsubj[0] if gsubj else (
+                            objs[0] if objs and objs[0].i < g.i else None)
+                        if holder_tok is not None:
+                            words, phrase = self._participle_words(g)
+                            consumed.add(g.i)
+                            effect = _Node(mention=self._mention(holder_tok),
+                                           state=self._state_of_words(words, phrase) or "occurs",
+                                           event=True)
+                            objs = []
                     if objs:
-                        effect = self._entity_state(objs[0], recent)
+                        # "led to a wrong quote by the agent": a late by/at/… names the holder
+                        late = [ch for ch in v.children if ch.dep_ in ("agent", "prep")
+                                and ch.i > objs[0].i and ch.lower_ in _HOLDER_PREPS]
+                        effect = self._entity_state(objs[0], recent, consumed, late)
+                if c.lemma == "make" and any(t.lower_ in ("possible", "feasible", "easier")
+                                             for t in v.subtree):
+                    c.causal = "enables"          # "A makes B possible"
                 plain = (cause is not None and effect is not None and cause.clause is None
                          and effect.clause is None and cause.state == "occurs"
-                         and effect.state == "occurs"
+                         and effect.state == "occurs" and not cause.event and not effect.event
                          and not any(_EVENT_NOUN.search(nd.mention.head)
                                      for nd in (cause, effect) if nd.mention is not None))
                 if plain and c.lemma in _RELATIONAL_CAUSAL:
@@ -909,7 +1117,7 @@ class DeterministicEncoder:
                 else:
                     po = self._prep_object(ch)
                     if po is not None:
-                        src = self._entity_state(po[1], recent)
+                        src = self._entity_state(po[1], recent, consumed)
                 if src is not None:
                     links.append(_Link(src, edge, node(c), sign, status, label, c.sent))
             # (d) adverbial connectives
@@ -1089,8 +1297,12 @@ class DeterministicEncoder:
         clauses = [c for c in all_clauses if c.sent not in fix_at]
         for i, c in enumerate(clauses):
             c.idx = i
-        links = self._links(doc, clauses)
+        consumed: set[int] = set()
+        links = self._links(doc, clauses, consumed)
         cl = {c.idx: c for c in clauses}
+        # clauses and mentions read as parts of state phrases ("the board *being* unchecked",
+        # "the *staleness* of the board") are no entities and no relations of their own
+        live = [c for c in clauses if c.tok not in consumed]
 
         # -- roles
         mentions: dict[str, Counter[str]] = {}
@@ -1102,9 +1314,10 @@ class DeterministicEncoder:
             first.setdefault(m.head, m.tok)
             salience[m.head] += weight
 
-        for c in clauses:
+        for c in live:
             for m in (*c.subjects, *c.objects):
-                see(m, 1)
+                if m.tok not in consumed:
+                    see(m, 1)
         for lk in links:
             for nd in (lk.cause, lk.effect):
                 if nd.mention is not None:
@@ -1156,7 +1369,7 @@ class DeterministicEncoder:
 
         # -- typing
         patterns: dict[int, tuple[int, str]] = {}
-        for c in clauses:
+        for c in live:
             if c.causal is not None:
                 continue
             if c.objects:
@@ -1203,12 +1416,14 @@ class DeterministicEncoder:
             return f"{t.name}({s})"
 
         relations: list[list[str]] = []
-        for c in clauses:
+        for c in live:
             t = typed.get(c.idx)
             if t is None or t.arity != 2:
                 continue
             for sm in c.subjects:
                 for om in c.objects:
+                    if sm.tok in consumed or om.tok in consumed:
+                        continue
                     s, o = tag_of(sm), tag_of(om)
                     if s and o and s != o:
                         relations.append([t.name, s, o])
