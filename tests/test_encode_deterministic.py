@@ -363,3 +363,16 @@ def test_state_nominals_hold_over_their_holder(enc, text, cause, edge, effect):
     for word in ("staleness", "quote", "corruption", "outage", "overload", "loss", "traffic",
                  "exhaustion", "nobody"):
         assert word not in sig.roles.values()
+
+
+@pytest.mark.parametrize("text, pred", [
+    ("The nurse treats the chart as the truth.", "trusts_as_authoritative"),
+    ("The mirror has drifted away from the primary database.", "diverges_from"),
+    ("The weekly report is compiled from the sales ledger.", "derives_from"),
+    ("The auditor never checks the invoice.", "skips_check"),
+    ("The courier works off the manifest.", "reads_from"),
+    ("The thermostat feeds back into the boiler.", "feeds_back_to"),
+])
+def test_relation_cue_lexicon(enc, text, pred):
+    sig = enc.encode(text).signature
+    assert [r.predicate for r in sig.relations] == [pred]

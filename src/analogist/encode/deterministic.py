@@ -226,6 +226,8 @@ _LINKING = {"be", "become", "go", "turn", "get", "remain", "stay", "seem", "grow
             "appear", "look", "feel"}
 _SKIP_PREPS = {"due", "despite", "because", "as", "owing", "thanks", "after", "before", "during",
                "until", "since", "like", "such", "than", "in order"}
+_CAUSAL_PREPS = _SKIP_PREPS - {"as", "like"}
+_DIRECTIONAL = {"away", "back", "off", "out", "over", "down", "up", "ahead", "along", "apart"}
 _GENERIC_HEADS = {"process", "type", "kind", "piece", "form", "amount", "number", "lot", "group",
                   "series", "set", "act", "method", "sort", "part", "variety"}
 _MOD_DEPS = {"compound", "amod", "nmod", "nummod"}
@@ -311,6 +313,7 @@ _STATE_WORDS.update({
     "unseen": "unobserved", "unnoticed": "unobserved", "unchecked": "unverified",
     "unverified": "unverified", "untested": "unverified", "overloaded": "overload",
     "congestion": "overload", "saturation": "overload", "backlog": "delayed",
+    "trouble": "failure", "fault": "failure", "problem": "failure",
 })
 """General English state words added to the table above (noun, adjective or participle)."""
 _STATE_PHRASES: dict[str, str] = {
@@ -319,6 +322,52 @@ _STATE_PHRASES: dict[str, str] = {
     "use up": "exhausted", "break down": "failure", "go wrong": "failure",
 }
 """Phrasal state verbs (lemmas of the participle phrase): "the disk going down" → outage."""
+_RELATION_CUES: dict[str, tuple[str, ...]] = {
+    "derives_from": ("copy from", "print from", "load from", "sample from", "derive from",
+                     "compute from", "calculate from", "summarise from", "summarize from",
+                     "compile from", "transcribe from", "replicate from", "build from",
+                     "issue from", "extract from", "generate from", "export from",
+                     "render from", "mirror from", "clone from", "populate from", "seed from"),
+    "trusts_as_authoritative": ("treat as truth", "treat as authoritative", "treat as gospel",
+                                "treat as fact", "treat as source", "take as truth",
+                                "take as gospel", "accept as truth", "regard as truth",
+                                "regard as authoritative", "take at word"),
+    "diverges_from": ("drift from", "drift away from", "diverge from", "deviate from",
+                      "disagree with", "drift out of", "go out of"),
+    "reads_from": ("read from", "work off", "work from", "fetch from", "pull from",
+                   "take from", "draw from", "read off", "load off"),
+    "writes_to": ("write to", "write into", "write in", "save to", "save into", "store in",
+                  "push to", "put into", "dump into", "log to", "publish to"),
+    "feeds_back_to": ("feed back into", "feed back to", "feed back", "loop back onto",
+                      "loop back to", "loop back into"),
+    "waits_for": ("wait for", "wait on", "await", "block on"),
+    "compensates_for": ("make up for", "compensate for", "offset", "counterbalance",
+                        "cover for"),
+    "propagates_to": ("spread to", "cascade to", "propagate to", "ripple to", "pass to",
+                      "spill over to", "spill into"),
+    "has_priority_over": ("have priority over", "take priority over", "rank above",
+                          "rank ahead of", "outrank", "take precedence over"),
+    "competes_for": ("compete for", "contend for", "vie for", "fight for"),
+    "depends_on": ("depend on", "rely on", "run on", "need", "require", "hinge on"),
+    "observes": ("watch", "monitor", "observe", "track"),
+    "ignores": ("ignore", "disregard", "overlook"),
+    "retries": ("retry", "resend", "re-send", "re-try", "reissue", "re-issue", "resubmit"),
+    "consumes": ("consume", "use up", "draw down", "eat up", "burn through", "deplete"),
+    "limits": ("limit", "cap", "throttle", "restrict", "ration"),
+    "triggers": ("trigger", "set off", "initiate", "kick off", "spark"),
+    "reports_absence": ("report as missing", "report as absent", "report as lost",
+                        "flag as missing", "mark as missing"),
+    "holds_lock": ("hold lock", "keep hold of", "keep hold on"),
+    "amplifies": ("amplify", "magnify", "boost", "intensify"),
+    "validates": ("validate", "verify", "check", "cross-check", "vet", "check against",
+                  "verify against", "validate against"),
+    "configures": ("configure", "set up"),
+    "preempts": ("preempt", "pre-empt", "interrupt"),
+}
+"""A small, hand-written cue lexicon per vocabulary predicate: general English verbs (lemma +
+particle/preposition, or verb + a later "prep + word" complement) that name the relation in
+ordinary prose, consulted after the vocabulary's own names/synonyms and before the embedder."""
+_CUE_INDEX = {cue: name for name, cues in _RELATION_CUES.items() for cue in cues}
 _CHECK_VERBS = {"check", "verify", "validate", "test", "inspect", "confirm", "audit", "review",
                 "vet", "cross-check"}
 _SEE_VERBS = {"see", "notice", "detect", "observe", "watch", "monitor", "spot", "track"}
@@ -377,6 +426,7 @@ class _Clause:
     negated: bool = False
     event_subject: int | None = None   # token of a clause the subject pronoun stands for
     causal: str | None = None      # edge type when a causal verb
+    complement: str = ""           # a later "prep + word" ("treats X *as truth*"), for typing
 
 
 @dataclass
@@ -691,8 +741,13 @@ class DeterministicEncoder:
         acomp = [ch for ch in children if ch.dep_ == "acomp"]
         prep_label = ""
         if not objects and not acomp:
-            for ch in children:
-                if ch.dep_ != "prep" or ch.i < v.i:
+            # a preposition on the verb, or on a directional adverb ("drifted away from X",
+            # "feeds back into X")
+            cands = [(ch, "") for ch in children if ch.dep_ == "prep"]
+            cands += [(g, a.lower_) for a in children if a.dep_ == "advmod" and a.i > v.i
+                      and a.lower_ in _DIRECTIONAL for g in a.children if g.dep_ == "prep"]
+            for ch, adv in sorted(cands, key=lambda x: x[0].i):
+                if ch.i < v.i:
                     continue
                 w = ch.text.lower()
                 if w in _SKIP_PREPS:
@@ -701,12 +756,21 @@ class DeterministicEncoder:
                 if po is None or po[1].pos_ not in ("NOUN", "PROPN", "PRON", "NUM"):
                     continue
                 objects.extend(self._mentions(po[1], recent))
-                prep_label = po[0]
+                prep_label = f"{adv} {po[0]}".strip()
                 break
         if prep_label:
             verb = f"{verb} {prep_label}"
             verb_text = f"{verb_text} {prep_label}"
         c.verb, c.verb_text = verb, verb_text
+        for ch in children:
+            if ch.dep_ == "prep" and ch.i > v.i and ch.lower_ not in _CAUSAL_PREPS \
+                    and ch.lower_ != prep_label.split(" ")[-1]:
+                w = next((g for g in ch.subtree if g.i > ch.i and g.pos_ in ("NOUN", "ADJ",
+                                                                             "VERB", "PROPN")),
+                         None)
+                if w is not None:
+                    c.complement = f"{ch.lower_} {(w.lemma_ or w.text).lower()}"
+                    break
         c.subjects, c.objects = subjects, objects
 
         if lemma in _CAUSAL_VERBS:
@@ -821,6 +885,16 @@ class DeterministicEncoder:
                                              embed=True)
             return _Node(mention=holder, state=state or "occurs", event=True)
         return _Node(mention=m, state=state or "occurs")
+
+    def _as_holder(self, doc: Any, m: _Mention, consumed: set[int]) -> _Mention:
+        if m.resolved or m.tok in consumed:
+            return m
+        tok = doc[m.tok]
+        if tok.pos_ not in ("NOUN", "PROPN") or not self._state_of_words(
+                [(tok.lemma_.lower(), tok.lower_)], tok.lower_, embed=False):
+            return m
+        h = self._holder(tok, [])
+        return h if h is not None else m
 
     def _holder(self, tok: Any, late: list[Any]) -> _Mention | None:
         """Who or what a state noun is about: possessor, ``of/by/in/on/at/…`` object, the agent
@@ -1219,7 +1293,7 @@ class DeterministicEncoder:
         else:
             rest = " ".join(c.verb.split(" ")[1:])
             forms = self._forms(lemma, surface, rest)
-            if c.negated and lemma in ("check", "verify", "validate"):
+            if c.negated and lemma in _CHECK_VERBS:
                 p = self.vocab.get("skips_check")
                 if p is not None:
                     return _Typed(p.name, 2, False, 1.0, p.definition)
@@ -1227,6 +1301,10 @@ class DeterministicEncoder:
             p = self._exact(forms, arity)
             if p is not None:
                 return _Typed(p.name, arity, False, 1.0, p.definition)
+            if arity == 2:
+                p = self._cue(c)
+                if p is not None:
+                    return _Typed(p.name, arity, False, 1.0, p.definition)
             best = self._score(c, arity, vec)
             if best is not None:
                 return best
@@ -1247,6 +1325,22 @@ class DeterministicEncoder:
             vp = c.verb if c.negated else self._vp3(c)
             definition = f"the first role {neg}{vp} the second"
         return _Typed(name, arity, True, 0.0, definition)
+
+    def _cue(self, c: _Clause) -> Predicate | None:
+        """The cue-lexicon layer: the clause's verb (lemma + particle/preposition) or verb +
+        complement ("treat as truth") against :data:`_RELATION_CUES`."""
+        rest = " ".join(c.verb.split(" ")[1:])
+        keys = [c.verb, f"{c.lemma} {c.complement}".strip(),
+                " ".join(f"{c.lemma} {rest} {c.complement}".split())]
+        if c.complement:
+            keys.append(f"{c.lemma} {c.complement.split(' ')[0]}")
+        for k in keys:
+            name = _CUE_INDEX.get(k)
+            if name is not None:
+                p = self.vocab.get(name)
+                if p is not None and p.accepts_arity(2):
+                    return p
+        return None
 
     def _score(self, c: _Clause, arity: int, vec: np.ndarray | None) -> _Typed | None:
         preds, defs = self._definitions(arity)
@@ -1303,6 +1397,11 @@ class DeterministicEncoder:
         # clauses and mentions read as parts of state phrases ("the board *being* unchecked",
         # "the *staleness* of the board") are no entities and no relations of their own
         live = [c for c in clauses if c.tok not in consumed]
+        # a state noun as a relation argument stands for its holder ("trouble in the pump
+        # spreads to the tank" → the pump spreads to the tank)
+        for c in live:
+            c.subjects = [self._as_holder(doc, m, consumed) for m in c.subjects]
+            c.objects = [self._as_holder(doc, m, consumed) for m in c.objects]
 
         # -- roles
         mentions: dict[str, Counter[str]] = {}
@@ -1373,7 +1472,7 @@ class DeterministicEncoder:
             if c.causal is not None:
                 continue
             if c.objects:
-                patterns[c.idx] = (2, self._vp3(c))
+                patterns[c.idx] = (2, f"{self._vp3(c)} {c.complement}".strip())
             elif c.state is not None and c.subjects:
                 patterns[c.idx] = (1, c.state if c.state != c.lemma else c.verb_text)
         vecs: dict[int, np.ndarray] = {}
