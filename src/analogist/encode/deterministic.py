@@ -63,19 +63,44 @@ Pipeline
    sentence index, status, evidence = the sentence). A causal verb whose two arguments are plain
    entities with no state ("the firewall blocks the traffic") is a relation, not an edge.
    A noun argument of an edge becomes a state atom: its vocabulary attribute when the head noun
-   or an adjective names one ("the outage" → ``outage(X)``, "a stale cache" → ``stale(CACHE)``,
-   "a false alarm" → ``false_claim(ALARM)``), else the proposed state ``occurs(X)``. A causal verb
+   or an adjective names one ("the outage" → ``outage(X)``, "a stale cache" → ``stale(X)``,
+   "a false alarm" → ``false_claim(X)``), else the proposed state ``occurs(X)``. A causal verb
    between two plain entities stays a relation unless one head noun looks like an event
-   (a deverbal suffix: -tion, -ment, -ing, -ure, …).
+   (a deverbal suffix: -tion, -ment, -ing, -ure, …). "A makes B possible" and "A opens / paves
+   the way to B" are ``enables``; "bring about" ``causes``; "hold up" ``delays``.
+
+   **State nominals with a holder.** A state or event noun phrase is read as a state *of its
+   holder*, and the atom is over the holder's role: "the N of/by/in/on/at the X" ("the
+   staleness of the board", "a wrong conclusion by the clerk", "overload on the pump", "the
+   staleness … leads to a wrong quote by the agent" with the ``by`` on the verb), "X's N",
+   "the X V-ing" ("the tank running dry", "the disk going down", the gerund on the noun or on
+   the verb), "the X being ADJ/V-ed" ("the backup being unchecked"), "nobody V-ing the X"
+   (→ ``unverified`` for check verbs, ``unobserved`` for seeing verbs) and "too much N on the X"
+   (→ ``overload``). The predicate comes from the phrase's words: a vocabulary attribute name or
+   synonym, a small table of general English state words and phrasal verbs (breakdown →
+   failure, decline → degraded, run dry → exhausted, go down → outage, hold up → delayed, …),
+   derivation (staleness → stale, corruption → corrupt, exhaustion → exhausted, unchecked →
+   unverified, unseen → unobserved), then the embedder against the attribute definitions
+   (``state_threshold``, half ``embed_margin``), else ``occurs``. The state noun (and the
+   participle) is not an entity: it yields no role, and a non-causal clause whose argument is
+   a state noun with a holder is read over the holder ("trouble in the pump spreads to the
+   tank" → (pump, tank)). Triples (:meth:`triples`, ``EncodeResult.triples``) keep the surface
+   reading.
 4. **Roles.** Entities are grouped by head-noun lemma; the most salient (mentions + 2 × causal
    participation) up to ``max_roles`` become roles, tagged ``R1``, ``R2``, … in order of first
    mention (``tag_style="neutral"``, the default: see :class:`EncoderParams` for why) or by the
    upper-cased head noun (``tag_style="noun"``; ≤ 12 characters, a digit appended on collision). Atoms over dropped entities are dropped (noted).
 5. **Relation typing.** A verb phrase is first looked up by name/synonym in the vocabulary
    (lemma, surface and third-person forms, with the particle: "copied from" → ``copied_from`` →
-   ``derives_from``), then by the embedder's cosine between the pattern sentence ("the first role
+   ``derives_from``), then in a small hand-written **cue lexicon** of general English verbs per
+   vocabulary predicate (:data:`_RELATION_CUES`: verb + particle/preposition, or verb + a later
+   "prep + word" complement: "print/compile/sample … from" → ``derives_from``, "treat … as the
+   truth" → ``trusts_as_authoritative``, "drift away from" → ``diverges_from``, "work off / read
+   from" → ``reads_from``; a negated check verb, "never checks", → ``skips_check``), then by the
+   embedder's cosine between the pattern sentence ("the first role
    copies from the second") and each definition of the right arity, accepted above
-   ``embed_threshold`` with ``embed_margin`` over the runner-up; with ``embedder=None`` the
+   ``embed_threshold`` with ``embed_margin`` over the runner-up (the pattern includes the
+   complement: "treats as truth"); with ``embedder=None`` the
    fallback is lexical overlap with the definition and synonyms (``lexical_threshold``). Anything
    else becomes a *proposed* term (snake-case verb lemma + particle; ``not_`` prefix when negated;
    a ``_state`` suffix if the name is already used with another arity) with a one-line
@@ -865,6 +890,10 @@ class DeterministicEncoder:
         own = [(tok.lemma_.lower(), tok.lower_)]
         mods = [(c.lemma_.lower(), c.lower_) for c in tok.children
                 if c.dep_ in ("amod", "compound") and c.i < tok.i and c.pos_ in ("ADJ", "VERB")]
+        # "data lost by the archive", "a belief held by the clerk": a passive participle
+        parts = [c for c in tok.children if c.dep_ == "acl" and c.tag_ == "VBN" and c.i > tok.i
+                 and any(g.dep_ == "agent" for g in c.children)]
+        mods += [(c.lemma_.lower(), c.lower_) for c in parts]
         too_much = any(c.lower_ in ("much", "many") and any(g.lower_ == "too" for g in c.children)
                        for c in tok.children if c.dep_ == "amod")
         state = "overload" if too_much and self.vocab.get("overload") is not None else None
@@ -873,12 +902,13 @@ class DeterministicEncoder:
         if state is None and mods:
             state = self._state_of_words(mods, " ".join(w for _, w in mods), embed=False)
         eventish = state is not None or bool(_EVENT_NOUN.search(m.head)) or \
-            m.head in _STATE_WORDS or too_much
+            m.head in _STATE_WORDS or too_much or bool(parts)
         holder: _Mention | None = None
         if eventish:
             holder = self._holder(tok, late or [])
         if holder is not None:
             consumed.add(tok.i)
+            consumed.update(c.i for c in parts)
             if state is None:
                 # an event noun with a holder ("decline of the pool"): type the noun phrase
                 state = self._state_of_words(own, " ".join([*(w for _, w in mods), tok.lower_]),
