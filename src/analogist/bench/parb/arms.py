@@ -7,7 +7,7 @@ role mapping oriented **pool episode (base) → query** — the direction the ju
 
 * F1, F4, F5: query = the target, pool = [the source] (the task is mapping and transfer).
 * F2: query = the target, pool = the four candidates (far analogy + three decoys).
-* F3, F6: query = the target, pool = the ten pool episodes (30 % / 50 % no true match).
+* F3, F6: query = the target, pool = the 40 pool episodes (30 % / 50 % no true match).
 * F7, F8: query = the source, pool = [the target, its decoy] (the key's ``answer``).
 
 Arms (A0/A1, the bare-LLM arms, live in :mod:`analogist.bench.parb.llm_arms`; without an LLM

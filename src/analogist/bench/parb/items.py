@@ -14,14 +14,15 @@ Families (keys in ``item["key"]``; role tags are per-item fresh tags):
   (analogy/disanalogy): far analogy, near disanalogy by minimal pair (same skin, one edit), near
   disanalogy by surface decoy (same domain, other template), far disanalogy. Key: ``answer``
   (the far analogy's episode id) and its role mapping.
-* **F3 spontaneous retrieval** — target + pool, no hint. Key: ``match_ids`` (episode ids
-  sharing the target's template) and ``no_match`` (30% of items: the pool holds only decoys).
+* **F3 spontaneous retrieval** — target + pool of :data:`POOL_SIZE` (40) episodes, no hint.
+  Key: ``match_ids`` (episode ids sharing the target's template) and ``no_match`` (30% of
+  items: the pool holds only decoys). Pool composition: see :data:`POOL_SIZE`.
 * **F4 solution transfer** — source with its fix; target without. Key: the fix operator mapped
   through the role mapping, in target tags and in target entity names, plus key elements.
 * **F5 partial analogy** — target lacks some of the template's optional parts. Key per part:
   ``transfer`` (target has the mapped part) or ``withhold`` (it lacks it).
-* **F6 false-analogy rejection** — pool with a tempting same-domain minimal pair and surface
-  decoys; in 50% of items no valid source at all. Key: ``match_ids``, ``no_match``.
+* **F6 false-analogy rejection** — pool (40) with tempting minimal pairs and same-domain
+  surface decoys; in 50% of items no valid source at all. Key: ``match_ids``, ``no_match``.
 * **F7 synthetic nonce worlds** — F1-style mapping onto a nonce-skinned target (entity and
   relation words are random tokens), and its familiar-word twin (same template, same role tags,
   familiar words) as the next item; ``meta.twin_of`` links them.
@@ -65,11 +66,21 @@ from analogist.bench.parb.templates import (
 from analogist.errors import AnalogistError
 from analogist.signature import Signature
 
-GENERATOR_VERSION = "parb-gen-1"
+GENERATOR_VERSION = "parb-gen-2"
 FAMILIES = ("F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8")
 F3_NO_MATCH_RATE = 0.3
 F6_NO_MATCH_RATE = 0.5
-POOL_SIZE = 10
+POOL_SIZE = 40
+"""F3/F6 pool size (parb-gen-2; was 10 in parb-gen-1, where every arm's recall@5 on far items
+saturated at 1.0 for B′, C, H, D, E, G — H1 unreadable). Composition: the keyed far matches
+(F3: 1–2, F6: 1; none on no-match items), ``MINIMAL_PAIRS`` = six minimal pairs of the
+target's template (two in the target's domain, four in distinct other domains: same template
+phrasing and principle text, one structural edit, so surface text cannot tell them from the
+match), ``SURFACE_DECOYS[family]`` same-domain surface decoys (other templates, the target's
+domain), and other-template fillers spread round-robin over every other domain (so a far
+match's domain is not a give-away). Chosen on development items only."""
+SURFACE_DECOYS = {"F3": 10, "F6": 12}
+MINIMAL_PAIRS = (2, 4)       # minimal pairs in the target's domain, in other domains
 
 
 @dataclass
@@ -269,19 +280,23 @@ def _pool_item(family: str, iid: str, split: str, t: Template, temps: tuple[str,
         dd = rng.choice([x for x in DOMAIN_NAMES if x != d])
         ep = _episode(t, dd, rng, "tmp")
         entries.append((ep.data(), {"template": t.name, "role": "true_match", "domain": dd}))
-    # tempting decoys: a minimal pair of the target's template in the target's domain
-    mp_src = _episode(t, d, rng, "tmp")
-    sig, ed = minimal_pair(t, mp_src.skin, mp_src.tags, "tmp", rng)
-    entries.append((sig.to_data(), {"template": t.name, "role": "minimal_pair", "domain": d,
-                                    "edit": ed.to_data()}))
-    n_surface = 3 if family == "F6" else 2
-    for _ in range(n_surface):
+    # tempting decoys: minimal pairs of the target's template (same domain, and far away)
+    far_doms = [x for x in DOMAIN_NAMES if x != d]
+    mp_doms = [d] * MINIMAL_PAIRS[0] + rng.sample(far_doms, MINIMAL_PAIRS[1])
+    for mp_dom in mp_doms:
+        mp_src = _episode(t, mp_dom, rng, "tmp")
+        sig, ed = minimal_pair(t, mp_src.skin, mp_src.tags, "tmp", rng)
+        entries.append((sig.to_data(), {"template": t.name, "role": "minimal_pair",
+                                        "domain": mp_dom, "edit": ed.to_data()}))
+    for _ in range(SURFACE_DECOYS[family]):
         t2 = TEMPLATES[rng.choice(others)]
         entries.append((_episode(t2, d, rng, "tmp").data(),
                         {"template": t2.name, "role": "surface_decoy", "domain": d}))
+    j = rng.randrange(len(far_doms))
     while len(entries) < POOL_SIZE:
         t2 = TEMPLATES[rng.choice(others)]
-        dd = rng.choice(DOMAIN_NAMES)
+        dd = far_doms[j % len(far_doms)]
+        j += 1
         entries.append((_episode(t2, dd, rng, "tmp").data(),
                         {"template": t2.name, "role": "filler", "domain": dd}))
     rng.shuffle(entries)

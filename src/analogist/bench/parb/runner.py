@@ -12,7 +12,7 @@ Scoring rules (per item, per arm; ``chosen`` is the proposed source or None):
 * NAV = (U − αF − βN)/O with α = 1, β = 2; item contribution U − αF − βN, so NAV is the mean.
 * Per-item correctness (McNemar): U, or a no-match item on which nothing was proposed.
 * recall@k "far": F3 and F6 items with a true match (the match is always in another domain than
-  the target, next to same-domain decoys in a pool of 10); recall@k curves also over all items.
+  the target, next to same-domain decoys in a pool of 40); recall@k curves also over all items.
 * d′ on F2: one signal and one noise trial per item; hit = picks the far analogy, false alarm =
   picks any decoy; log-linear correction (Hautus 1995: +0.5 per cell). d′ per decoy type counts
   a false alarm only when the picked decoy is of that type.
@@ -461,7 +461,7 @@ def run_parb(n_items: int, arms: Sequence[str] | None = None, representation: st
             "N": "a part keyed 'withhold' was transferred (F5)",
             "nav": "(U - 1*F - 2*N)/O; nav_ci: seeded percentile bootstrap of the item mean",
             "far_items": "F3/F6 items with a true match (other domain, same-domain decoys in "
-                         "a pool of 10)",
+                         "a pool of 40)",
             "d_prime": "F2: hit = picks the far analogy, false alarm = picks a decoy; "
                        "loglinear correction (+0.5 per cell)",
             "correct": "U, or nothing proposed on a no-match item (McNemar unit)",
