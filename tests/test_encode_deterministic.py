@@ -376,3 +376,22 @@ def test_state_nominals_hold_over_their_holder(enc, text, cause, edge, effect):
 def test_relation_cue_lexicon(enc, text, pred):
     sig = enc.encode(text).signature
     assert [r.predicate for r in sig.relations] == [pred]
+
+
+def test_light_verbs_belief_clauses_and_shared_resources(enc):
+    sig = enc.encode("The print job has priority over the backup job. The scheduler assumes the "
+                     "backup job is idle. The print job and the backup job share the disk. "
+                     "The nurse keeps an eye on the printer.").signature
+    inv = {d: t for t, d in sig.roles.items()}
+    got = {(r.predicate, *r.args) for r in sig.relations}
+    assert ("has_priority_over", inv["print job"], inv["backup job"]) in got
+    assert ("assumes", inv["scheduler"], inv["backup job"]) in got
+    assert ("shares", inv["print job"], inv["backup job"], inv["disk"]) in got
+    assert ("observes", inv["nurse"], inv["printer"]) in got
+    assert "priority" not in sig.roles.values() and "eye" not in sig.roles.values()
+
+
+def test_same_noun_same_role_whatever_the_tagger_says(enc):
+    sig = enc.encode("The keystone species duplicates the coral reef. The keystone species "
+                     "depends on the spring water.").signature
+    assert list(sig.roles.values()).count("keystone species") == 1

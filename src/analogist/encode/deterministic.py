@@ -252,6 +252,11 @@ _LINKING = {"be", "become", "go", "turn", "get", "remain", "stay", "seem", "grow
 _SKIP_PREPS = {"due", "despite", "because", "as", "owing", "thanks", "after", "before", "during",
                "until", "since", "like", "such", "than", "in order"}
 _CAUSAL_PREPS = _SKIP_PREPS - {"as", "like"}
+_BELIEF_VERBS = {"assume", "believe", "presume", "suppose", "think", "expect"}
+_LIGHT_VERBS = {"have", "take", "keep", "pay", "give", "gain", "lose", "hold"}
+_LIGHT_NOUNS = {"priority", "precedence", "attention", "track", "hold", "control", "charge",
+                "eye", "care", "note", "notice", "advantage", "possession", "custody"}
+"""Light-verb constructions read as one verb: "has priority over", "keeps track of"."""
 _DIRECTIONAL = {"away", "back", "off", "out", "over", "down", "up", "ahead", "along", "apart"}
 _GENERIC_HEADS = {"process", "type", "kind", "piece", "form", "amount", "number", "lot", "group",
                   "series", "set", "act", "method", "sort", "part", "variety"}
@@ -371,10 +376,11 @@ _RELATION_CUES: dict[str, tuple[str, ...]] = {
     "propagates_to": ("spread to", "cascade to", "propagate to", "ripple to", "pass to",
                       "spill over to", "spill into"),
     "has_priority_over": ("have priority over", "take priority over", "rank above",
+                          "have precedence over", "get priority over",
                           "rank ahead of", "outrank", "take precedence over"),
     "competes_for": ("compete for", "contend for", "vie for", "fight for"),
     "depends_on": ("depend on", "rely on", "run on", "need", "require", "hinge on"),
-    "observes": ("watch", "monitor", "observe", "track"),
+    "observes": ("watch", "monitor", "observe", "track", "keep eye on", "keep track of"),
     "ignores": ("ignore", "disregard", "overlook"),
     "retries": ("retry", "resend", "re-send", "re-try", "reissue", "re-issue", "resubmit"),
     "consumes": ("consume", "use up", "draw down", "eat up", "burn through", "deplete"),
@@ -382,7 +388,9 @@ _RELATION_CUES: dict[str, tuple[str, ...]] = {
     "triggers": ("trigger", "set off", "initiate", "kick off", "spark"),
     "reports_absence": ("report as missing", "report as absent", "report as lost",
                         "flag as missing", "mark as missing"),
-    "holds_lock": ("hold lock", "keep hold of", "keep hold on"),
+    "holds_lock": ("hold", "hold lock", "keep hold of", "keep hold on", "lock"),
+    "races_with": ("race with", "race against", "collide with", "clash with"),
+    "assumes": ("assume", "presume", "take for granted"),
     "amplifies": ("amplify", "magnify", "boost", "intensify"),
     "validates": ("validate", "verify", "check", "cross-check", "vet", "check against",
                   "verify against", "validate against"),
@@ -487,6 +495,20 @@ _ROLE_WORDS = re.compile(
     r"|\bthe first\b")
 
 
+def _singular(w: str) -> str:
+    """A rule-based singular of a noun's surface form: the same word always gets the same key,
+    whatever the tagger thought of it in a given sentence."""
+    if len(w) <= 3 or w.endswith(("ss", "us", "is", "ous")):
+        return w
+    if w.endswith("ies") and len(w) > 4:
+        return w[:-3] + "y"
+    if w.endswith(("sses", "ches", "shes", "xes", "zes")):
+        return w[:-2]
+    if w.endswith("s"):
+        return w[:-1]
+    return w
+
+
 def _strip_roles(definition: str) -> str:
     """A definition without its role words: "the first role takes data from the second" →
     "takes data from"."""
@@ -578,6 +600,8 @@ class DeterministicEncoder:
         toks = sorted([*mods, tok], key=lambda t: t.i)
         phrase = " ".join(t.text.lower() for t in toks).replace(" - ", "-")
         head = (tok.lemma_ or tok.text).lower()
+        if tok.pos_ in ("NOUN", "PROPN") and tok.text.isalpha():
+            head = _singular(tok.text.lower())   # the tagger's lemma varies ("species")
         if not re.search(r"[a-z0-9]", head):
             head = tok.text.lower()
         return _Mention(phrase=phrase, head=head, plural=tok.tag_ in ("NNS", "NNPS"), tok=tok.i,
@@ -751,10 +775,31 @@ class DeterministicEncoder:
             subjects, c.event_subject = self._inherit_subjects(v, recent, by_tok)
 
         # objects
+        light = ""
         for ch in children:
+            if ch.dep_ == "dobj" and lemma in _LIGHT_VERBS and ch.lemma_.lower() in _LIGHT_NOUNS:
+                # "has priority over X", "keeps an eye on X": the noun is part of the verb
+                pp = [g for g in (*ch.children, *children) if g.dep_ == "prep" and g.i > ch.i
+                      and g.lower_ not in _SKIP_PREPS]
+                po = self._prep_object(pp[0]) if pp else None
+                if po is not None and po[1].pos_ in ("NOUN", "PROPN", "PRON"):
+                    objects.extend(self._mentions(po[1], recent))
+                    light = f"{ch.lemma_.lower()} {po[0]}"
+                    continue
             if ch.dep_ in ("dobj", "attr", "oprd") and not (
                     ch.text.lower() in _RELATIVE and ch.tag_ in ("WDT", "WP")):
                 objects.extend(self._mentions(ch, recent))
+        if light:
+            verb, verb_text = f"{verb} {light}", f"{verb_text} {light}"
+        if not objects and lemma in _BELIEF_VERBS:
+            # "the dam assumes the reef is fine": the belief is about the clause's subject
+            for ch in children:
+                if ch.dep_ == "ccomp":
+                    ns = [g for g in ch.children if g.dep_ in ("nsubj", "nsubjpass")
+                          and g.pos_ in ("NOUN", "PROPN")]
+                    if ns:
+                        objects.extend(self._mentions(ns[0], recent))
+                        break
         if lemma == "be" and objects:
             verb, verb_text = "be", v.text.lower()
         rel_obj = any(ch.dep_ == "dobj" and ch.text.lower() in _RELATIVE for ch in children)
@@ -1434,6 +1479,9 @@ class DeterministicEncoder:
             c.objects = [self._as_holder(doc, m, consumed) for m in c.objects]
 
         # -- roles
+        self._split_heads([*(m for c in live for m in (*c.subjects, *c.objects)),
+                           *(nd.mention for lk in links for nd in (lk.cause, lk.effect)
+                             if nd.mention is not None)])
         mentions: dict[str, Counter[str]] = {}
         first: dict[str, int] = {}
         salience: Counter[str] = Counter()
@@ -1474,7 +1522,7 @@ class DeterministicEncoder:
             if p.tag_style == "neutral":
                 tags[h] = f"R{i}"
                 continue
-            base = re.sub(r"[^A-Za-z0-9]", "", h.upper())
+            base = re.sub(r"[^A-Za-z0-9]", "", h.split("|")[0].upper())
             if not base or not base[0].isalpha():
                 base = "R" + base
             base = base[:p.max_tag_chars]
@@ -1545,10 +1593,19 @@ class DeterministicEncoder:
             return f"{t.name}({s})"
 
         relations: list[list[str]] = []
+        shares = self.vocab.get("shares")
         for c in live:
             t = typed.get(c.idx)
             if t is None or t.arity != 2:
                 continue
+            if c.lemma == "share" and shares is not None and shares.accepts_arity(3):
+                # "A and B share C": one ternary atom (the vocabulary's shares/3)
+                st = list(dict.fromkeys(tg for m in c.subjects if m.tok not in consumed
+                                        and (tg := tag_of(m))))
+                ot = next((tag_of(m) for m in c.objects if tag_of(m) not in (None, *st)), None)
+                if len(st) >= 2 and ot is not None:
+                    relations.append([shares.name, st[0], st[1], ot])
+                    continue
             for sm in c.subjects:
                 for om in c.objects:
                     if sm.tok in consumed or om.tok in consumed:
@@ -1695,6 +1752,28 @@ class DeterministicEncoder:
         return EncodeResult(signature=sig, writer="deterministic", confidence=conf,
                             proposed_terms=dict(sorted(proposed.items())), triples=triples,
                             links=link_recs, notes=notes)
+
+    @staticmethod
+    def _split_heads(ms: list[_Mention]) -> None:
+        """Entities are grouped by head noun, except when one head carries two or more distinct
+        modified phrases ("the print job" and "the backup job"): then each full phrase is its own
+        entity, and a shorter phrase ("the job") joins the first full phrase it ends."""
+        by_head: dict[str, list[str]] = {}
+        for m in sorted(ms, key=lambda m: m.tok):
+            if m.phrase not in by_head.setdefault(m.head, []):
+                by_head[m.head].append(m.phrase)
+        remap: dict[tuple[str, str], str] = {}
+        for h, phs in by_head.items():
+            full = [p for p in phs if not any(q != p and q.endswith(" " + p) for q in phs)]
+            if len(full) < 2:
+                continue
+            for p in phs:
+                owner = p if p in full else next(q for q in full if q.endswith(" " + p))
+                remap[(h, p)] = f"{h}|{owner}"
+        for m in ms:
+            key = remap.get((m.head, m.phrase))
+            if key is not None:
+                m.head = key
 
     @staticmethod
     def _fix_sentences(sents: list[Any]) -> dict[int, int]:
