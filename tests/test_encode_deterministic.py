@@ -395,3 +395,13 @@ def test_same_noun_same_role_whatever_the_tagger_says(enc):
     sig = enc.encode("The keystone species duplicates the coral reef. The keystone species "
                      "depends on the spring water.").signature
     assert list(sig.roles.values()).count("keystone species") == 1
+
+
+def test_misparsed_lead_to_and_make_possible(enc):
+    sig = enc.encode("Overload on the front end leads to overload on the database. The failure "
+                     "of the rate limiter makes overload on the front end possible.").signature
+    inv = {d: t for t, d in sig.roles.items()}
+    got = {(e.cause.text(), e.edge, e.effect.text()) for e in sig.causal_chain}
+    fe, db, rl = inv["front end"], inv["database"], inv["rate limiter"]
+    assert (f"overload({fe})", "causes", f"overload({db})") in got
+    assert (f"failure({rl})", "enables", f"overload({fe})") in got

@@ -846,6 +846,9 @@ class DeterministicEncoder:
         if lemma in _CAUSAL_VERBS:
             edge, need = _CAUSAL_VERBS[lemma]
             words = {ch.text.lower() for ch in children if ch.dep_ in ("prep", "prt")}
+            # "leads to overload on X" mis-parsed as an infinitive: "to" is the noun's aux
+            words |= {g.lower_ for ch in children if ch.dep_ == "xcomp" and ch.pos_ == "NOUN"
+                      for g in ch.children if g.dep_ == "aux"}
             if lemma in ("open", "pave") and not any(ch.dep_ == "dobj" and ch.lemma_ == "way"
                                                       for ch in children):
                 need = "\0"                       # only "opens / paves the way to"
@@ -1169,6 +1172,17 @@ class DeterministicEncoder:
                                 po = self._prep_object(ch)
                                 if po is not None:
                                     objs = [po[1]]
+                                    break
+                    if not objs:
+                        for ch in v.children:
+                            if ch.dep_ == "xcomp" and ch.pos_ == "NOUN":
+                                objs = [ch]            # "leads to(aux) overload(xcomp)"
+                                break
+                            if ch.dep_ in ("ccomp", "oprd") and ch.pos_ == "ADJ":
+                                ns = [g for g in ch.children if g.dep_ == "nsubj"
+                                      and g.pos_ in ("NOUN", "PROPN")]
+                                if ns:                 # "makes X possible"
+                                    objs = ns[:1]
                                     break
                     # "leads to the tank running dry": the gerund states the object's state
                     ger = [ch for ch in v.children if ch.dep_ in ("advcl", "xcomp", "ccomp")
