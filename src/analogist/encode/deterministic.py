@@ -19,8 +19,11 @@ Pipeline
    subject first ("the summary was copied from the ledger" → (summary, copy from, ledger)).
    Objects are ``dobj``, ``attr`` (copula "X is Y" → verb ``be``), or, when there is neither, the
    object of the first meaningful preposition, which then joins the verb ("bounce off", "rely
-   on"); particles always join the verb ("filter out"). Conjoined subjects, verbs and objects are
-   expanded. Relative clauses take the modified noun as subject (or object, when the relative
+   on"); particles always join the verb ("filter out"), and so do a directional adverb's
+   preposition ("drifted away from X" → ``drift away from``) and a light-verb noun ("has
+   priority over X" → ``have priority over``, "keeps an eye on X"); a belief verb's object is
+   its clause's subject ("the dam assumes the reef is fine" → (dam, assume, reef)). Conjoined
+   subjects, verbs and objects are expanded. Relative clauses take the modified noun as subject (or object, when the relative
    pronoun is the object). Clauses without a subject inherit one: a conjoined verb from its head;
    an infinitive (purpose / ``xcomp``) from the head's direct object when the head is an
    object-control or instrument verb ("bats use echolocation to detect objects" → (echolocation,
@@ -86,7 +89,10 @@ Pipeline
    a state noun with a holder is read over the holder ("trouble in the pump spreads to the
    tank" → (pump, tank)). Triples (:meth:`triples`, ``EncodeResult.triples``) keep the surface
    reading.
-4. **Roles.** Entities are grouped by head-noun lemma; the most salient (mentions + 2 × causal
+4. **Roles.** Entities are grouped by head noun (a rule-based singular of the surface word, so
+   the tagger's varying lemmas do not split one entity), except that a head carrying two or more
+   distinct modified phrases ("the print job", "the backup job") gives one entity per phrase (a
+   bare "the job" joins the first phrase it ends); the most salient (mentions + 2 × causal
    participation) up to ``max_roles`` become roles, tagged ``R1``, ``R2``, … in order of first
    mention (``tag_style="neutral"``, the default: see :class:`EncoderParams` for why) or by the
    upper-cased head noun (``tag_style="noun"``; ≤ 12 characters, a digit appended on collision). Atoms over dropped entities are dropped (noted).
