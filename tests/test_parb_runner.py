@@ -39,6 +39,14 @@ def test_results_have_required_keys_per_split(small_run):
             assert len(m["nav_ci"]) == 2
             assert m["nav_ci"][0] <= m["nav"] + 1e-9 <= m["nav_ci"][1] + 2e-9
         assert set(d["hypotheses"]) == {"H1", "H2", "H3", "H4", "H5"}
+        for m in d["arms"].values():
+            assert {"wall_s_per_item", "wall_s_per_U", "tokens_per_item",
+                    "tokens_per_U"} <= set(m["cost"])
+        assert d["arms"]["E"]["verification_survival"]["reference"] == "D"
+        assert d["arms"]["B"]["verification_survival"] is None
+        assert set(d["controls"]) == {"D", "E", "G"}
+        for c in d["controls"].values():
+            assert {"delta_vs_none", "delta_vs_wrong", "lesion"} <= set(c)
         assert d["hypotheses"]["H4"]["verdict"] == "not shown"
         for v in d["hypotheses"].values():
             assert v["verdict"] in ("kept", "failed", "not shown")
@@ -80,6 +88,7 @@ def test_report_written_with_plots(small_run):
     text = (out / "report.md").read_text()
     assert "## Split: dev" in text and "## Split: test" in text
     assert "Hypotheses" in text and "skipped: no LLM configured" in text
+    assert "Verification survival and cost" in text and "Attribution controls" in text
     try:
         import matplotlib  # noqa: F401
     except ImportError:

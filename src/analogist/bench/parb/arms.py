@@ -118,6 +118,9 @@ def _invert(m: dict[str, str]) -> dict[str, str]:
 
 def problem_of(item: dict[str, Any]) -> Problem:
     fam, key = item["family"], item["key"]
+    if fam in ("F1", "F4", "F5") and item.get("source") is None:
+        # attribution control "no source" (controls.py): nothing to map
+        return Problem(item["target"], [], [], True, None, [])
     if fam in ("F1", "F4", "F5"):
         src = item["source"]
         return Problem(item["target"], [(src["episode_id"], src)], [src["episode_id"]], False,
@@ -127,7 +130,7 @@ def problem_of(item: dict[str, Any]) -> Problem:
         return Problem(item["target"], pool, [key["answer"]], False,
                        _invert(key["role_mapping"]),
                        [_invert(m) for m in key["all_role_mappings"]])
-    if fam in ("F3", "F6"):
+    if fam in ("F3", "F6", "P"):          # P: a private item (private.py), F3-shaped
         pool = [(p["episode_id"], p["signature"]) for p in item["pool"]]
         return Problem(item["target"], pool, list(key["match_ids"]), bool(key["no_match"]),
                        None, [])
@@ -161,7 +164,8 @@ class ArmContext:
     def begin(self, item: dict[str, Any]) -> Problem:
         if self._item_id is not None and self._cache.get("problem") is not None:
             prev = self._cache["problem"]
-            self._foreign = prev.pool[0][1]
+            if prev.pool:
+                self._foreign = prev.pool[0][1]
         self._item_id = item["item_id"]
         self._cache = {"problem": problem_of(item), "item": item}
         return self._cache["problem"]
@@ -176,6 +180,12 @@ class ArmContext:
         if key in self._cache:
             return self._cache[key]
         pb = self.problem
+        if not pb.pool:                                # "no source" control: nothing stored
+            res = FindResult(target_id=str(pb.query.get("episode_id")), no_match=True,
+                             results=(), decoy=None, channels_used=(), skipped=(), timings={},
+                             log_id=None)
+            self._cache[key] = res
+            return res
         ns = f"{self._item_id}{'#shuf' if shuffled else ''}"
         sigs = [dict(s, episode_id=eid) for eid, s in pb.pool]
         if shuffled:
@@ -219,6 +229,9 @@ class ArmContext:
 
         q = text(pb.query)
         docs = [text(s) for _eid, s in pb.pool]
+        if not docs:
+            self._cache[key] = []
+            return []
         vecs = self.embedder.embed([q, *docs])
         cos = (vecs[1:] @ vecs[0]).astype(float)
         bm = bm25_scores(_tokens(q), [_tokens(d) for d in docs])

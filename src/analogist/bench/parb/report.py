@@ -31,6 +31,54 @@ def _ci(ci: Any) -> str:
     return f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
 
 
+def _sci(v: Any, nd: int = 3) -> str:
+    return "—" if v is None else (f"{v:.{nd}g}" if isinstance(v, float) else str(v))
+
+
+def cost_lines(arms: dict[str, Any]) -> list[str]:
+    """Verification survival and cost per arm (seed 000 §15)."""
+    L = ["", "### Verification survival and cost", "",
+         "| arm | verification survival (n) | D's useful kept | D's false killed | "
+         "s/item | s/U | tokens/item | tokens/U |", "|---|---|---|---|---|---|---|---|"]
+    for a, m in arms.items():
+        v, c = m.get("verification_survival"), m.get("cost") or {}
+        if isinstance(v, dict):
+            vs = (f"{_fmt(v['survival'])} ({v['n']}) | {_fmt(v['useful_kept'])} "
+                  f"({v['n_useful']}) | {_fmt(v['false_killed'])} ({v['n_false']})")
+        else:
+            vs = "— | — | —"
+        L.append(f"| {a} | {vs} | {_sci(c.get('wall_s_per_item'))} | "
+                 f"{_sci(c.get('wall_s_per_U'))} | {_sci(c.get('tokens_per_item'))} | "
+                 f"{_sci(c.get('tokens_per_U'))} |")
+    return L
+
+
+def controls_lines(ctl: dict[str, Any] | None) -> list[str]:
+    """Attribution controls table (seed 000 §2): source dependence Δ and lesion sensitivity."""
+    if not ctl:
+        return []
+    L = ["", "### Attribution controls (F1/F4/F5; seed 000 §2)", "",
+         "| arm | n | acc correct / none / wrong | Δ vs none [CI] | Δ vs wrong [CI] | "
+         "lesion sensitivity (changed/n) | by family | rationalisations |",
+         "|---|---|---|---|---|---|---|---|"]
+    for a, c in ctl.items():
+        if not c.get("n"):
+            L.append(f"| {a} | 0 | — | — | — | — | — | — |")
+            continue
+        acc, les = c["accuracy"], c["lesion"]
+        dn, dw = c["delta_vs_none"], c["delta_vs_wrong"]
+        fam = ", ".join(f"{f} {v['changed']}/{v['n']}" for f, v in les["by_family"].items())
+        rat = les["rationalisations"]
+        L.append(f"| {a} | {c['n']} | {acc['correct']:.2f} / {acc['none']:.2f} / "
+                 f"{acc['wrong']:.2f} | {dn['estimate']:+.3f} {_ci(dn['ci'])} | "
+                 f"{dw['estimate']:+.3f} {_ci(dw['ci'])} | {_fmt(les['sensitivity'], 2)} "
+                 f"({les['changed']}/{les['n']}) | {fam or '—'} | {len(rat)} |")
+    L += ["", "A lesion deletes one source relation/edge the arm's mapping claims is "
+          "load-bearing; an unchanged conclusion flags the mapping as a rationalisation "
+          "(item ids in results.json)."]
+    return L
+
+
 def _plots(results: dict[str, Any], out: Path) -> tuple[list[str], str | None]:
     try:
         import matplotlib
@@ -124,6 +172,8 @@ def write_report(results: dict[str, Any], out_dir: str | Path) -> Path:
                 f"{_fmt(m['no_match_specificity'])} | {_fmt(m['negative_transfer_rate'])} | "
                 f"{_fmt(m['brier'])} | {_fmt(m['useful_analogy_precision'])} | "
                 f"{_fmt(m['yield'])} |")
+        L += cost_lines(arms)
+        L += controls_lines(data.get("controls"))
         L += ["", "### NAV differences (paired bootstrap, 95% CI)", "",
               "| comparison | ΔNAV | CI |", "|---|---|---|"]
         for k, v in data["comparisons"]["nav_vs"].items():

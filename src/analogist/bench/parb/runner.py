@@ -16,6 +16,21 @@ Scoring rules (per item, per arm; ``chosen`` is the proposed source or None):
 * d′ on F2: one signal and one noise trial per item; hit = picks the far analogy, false alarm =
   picks any decoy; log-linear correction (Hautus 1995: +0.5 per cell). d′ per decoy type counts
   a false alarm only when the picked decoy is of that type.
+* **Verification survival** (seed 000 §15, stage F) — defined for the verifying arm E only:
+  over the items on which D (the same retrieval and mapping, no verification) proposed a
+  source, the share on which E proposed *that same source*, i.e. D's proposal passed E's
+  causal-path gate, the decoy probe and — when configured — the critic. Reported with n and
+  split into ``useful_kept`` (share of D's U proposals E kept) and ``false_killed`` (share of
+  D's F proposals E withheld). Arms without a verification stage report None.
+* **Cost** (seed 000 §15) — wall seconds of the arm's ``run`` per item and per useful analogy
+  (U); tokens (``total_tokens`` of the arm's ``usage()`` deltas) per item and per U when the arm
+  reports LLM usage, else None. Retrieval shared through the per-item cache is charged to the
+  first arm that calls it (C before H, D, E in the default order). Wall time is noisy on a
+  shared machine: read ratios between arms of one run, never absolute values across runs.
+* **Attribution controls** (seed 000 §2; :mod:`analogist.bench.parb.controls`) — with
+  ``controls=True`` and the oracle representation, source dependence Δ (vs no source and vs a
+  wrong source of matched surface) and the mapping-lesion test for D, E, G and A1 on F1/F4/F5
+  items, in ``results["splits"][split]["controls"][arm]``.
 """
 
 from __future__ import annotations
@@ -33,6 +48,7 @@ import numpy as np
 from analogist.bench.parb import metrics as M
 from analogist.bench.parb import stats as S
 from analogist.bench.parb.arms import ARM_NAMES, LLM_ARMS, ArmContext, ArmOutput, make_arms
+from analogist.bench.parb.controls import CONTROL_ARMS, run_controls, summarize_controls
 from analogist.bench.parb.items import generate, write_jsonl
 from analogist.errors import AnalogistError
 
@@ -180,7 +196,35 @@ def arm_metrics(recs: list[dict[str, Any]], ctx_ci_seed: int = 0) -> dict[str, A
         "useful_analogy_precision": M.useful_analogy_precision(U, proposed),
         "yield": M.yield_(U, valid),
         "accuracy": sum(r["correct"] for r in recs) / O,
+        "cost": cost_metrics(recs),
+        "verification_survival": None,
     }
+
+
+def cost_metrics(recs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Wall seconds and tokens per item and per useful analogy (U) of one arm's records."""
+    O, U = len(recs), sum(r["U"] for r in recs)  # noqa: E741
+    wall = sum(float(r.get("wall_s") or 0.0) for r in recs)
+    toks = [r.get("tokens") for r in recs]
+    tok = None if all(t is None for t in toks) else sum(int(t or 0) for t in toks)
+    return {"wall_s": wall, "wall_s_per_item": wall / O if O else None,
+            "wall_s_per_U": wall / U if U else None,
+            "tokens": tok, "tokens_per_item": tok / O if tok is not None and O else None,
+            "tokens_per_U": tok / U if tok is not None and U else None}
+
+
+def verification_survival(gated: list[dict[str, Any]], ungated: list[dict[str, Any]]
+                          ) -> dict[str, Any]:
+    """E's verification survival against D's proposals on the same items (paired records)."""
+    pairs = [(e, d) for e, d in zip(gated, ungated, strict=True) if d["proposed"]]
+    kept = [e["proposed"] and e["chosen"] == d["chosen"] for e, d in pairs]
+    useful = [k for k, (_e, d) in zip(kept, pairs, strict=True) if d["U"]]
+    false = [not k for k, (_e, d) in zip(kept, pairs, strict=True) if d["F"]]
+    return {"survival": M.verification_survival(kept), "n": len(pairs),
+            "useful_kept": sum(useful) / len(useful) if useful else None,
+            "n_useful": len(useful),
+            "false_killed": sum(false) / len(false) if false else None, "n_false": len(false),
+            "reference": "D"}
 
 
 def family_table(recs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -328,7 +372,8 @@ def run_parb(n_items: int, arms: Sequence[str] | None = None, representation: st
              progress: bool = True, embedder: Any | None = None,
              write_report: bool = True, encoder: Any | None = None,
              provider: Any | None = None, critic_provider: Any | None = None,
-             items: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+             items: list[dict[str, Any]] | None = None,
+             controls: bool = True) -> dict[str, Any]:
     """Generate ``n_items`` items, run every arm on every item, score, write results.
 
     ``representation``: ``"oracle"`` (the generator's gold signatures) or ``"encoded"`` (every
@@ -336,7 +381,9 @@ def run_parb(n_items: int, arms: Sequence[str] | None = None, representation: st
     :mod:`analogist.bench.parb.encoded`). ``provider``: an LLM for arms A0/A1 and E's parametric
     channel; ``critic_provider``: the independent critic used by arm E (default: ``provider``).
     Without an LLM, A0/A1 are reported as skipped and E runs without critic and parametric
-    channel, and says so in ``results["skipped"]``.
+    channel, and says so in ``results["skipped"]``. ``controls``: run the attribution controls
+    (:mod:`analogist.bench.parb.controls`) for D, E, G and A1 on F1/F4/F5 items (oracle
+    representation only; under ``encoded`` they are reported as skipped).
     """
     if representation not in ("oracle", "encoded"):
         raise AnalogistError(f"representation must be 'oracle' or 'encoded', got "
@@ -387,6 +434,12 @@ def run_parb(n_items: int, arms: Sequence[str] | None = None, representation: st
     from analogist.bench.parb.encoded import gold_forms, translate_output
 
     per_arm: dict[str, list[dict[str, Any]]] = {a.name: [] for a in arm_objs}
+    ctl_out: dict[str, dict[str, ArmOutput]] = {a.name: {} for a in arm_objs
+                                                if a.name in CONTROL_ARMS}
+    ctl_recs: dict[str, list[dict[str, Any]]] | None = None
+    if controls and representation != "oracle":
+        skipped["controls"] = ("attribution controls need the oracle representation (the wrong "
+                               "and lesioned sources are generated signatures)")
     timings = {a.name: 0.0 for a in arm_objs}
     usage: dict[str, Any] = {}
     t_start = time.perf_counter()
@@ -402,9 +455,14 @@ def run_parb(n_items: int, arms: Sequence[str] | None = None, representation: st
                     ctx.encoded_align = enc.align[item["item_id"]] if enc is not None else None
                     pb = ctx.begin(run_item)
                     for arm in arm_objs:
+                        tok0 = _tokens(arm)
                         t0 = time.perf_counter()
                         o = arm.run(run_item, ctx)
-                        timings[arm.name] += time.perf_counter() - t0
+                        dt = time.perf_counter() - t0
+                        timings[arm.name] += dt
+                        tok1 = _tokens(arm)
+                        if arm.name in ctl_out and enc is None:
+                            ctl_out[arm.name][item["item_id"]] = o
                         if enc is not None:
                             o_s = translate_output(o, item, pb.query["episode_id"],
                                                    enc.align[item["item_id"]])
@@ -413,14 +471,20 @@ def run_parb(n_items: int, arms: Sequence[str] | None = None, representation: st
                             rec = score_item(item, pb, o)
                         rec["_gold"] = list(pb.gold)
                         rec["output"] = o.to_json()
+                        rec["wall_s"] = dt
+                        rec["tokens"] = None if tok1 is None else tok1 - (tok0 or 0)
                         per_arm[arm.name].append(rec)
                     bar.update(task, advance=1)
+            for a in arm_objs:
+                u = getattr(a, "usage", None)
+                if u is not None:
+                    usage[a.name] = u()
+            if controls and representation == "oracle" and ctl_out:
+                c_arms = [a for a in arm_objs if a.name in ctl_out]
+                ctl_recs = run_controls(all_items, c_arms, ArmContext(mem, embedder, seed=seed),
+                                        correct_outputs=ctl_out)
         finally:
             mem.close()
-    for a in arm_objs:
-        u = getattr(a, "usage", None)
-        if u is not None:
-            usage[a.name] = u()
     elapsed = time.perf_counter() - t_start
     # per-item records (paired by construction: same item order for every arm)
     with open(out / "per_item.jsonl", "w", encoding="utf-8") as fh:
@@ -437,13 +501,20 @@ def run_parb(n_items: int, arms: Sequence[str] | None = None, representation: st
         if not any(sub.values()) or not next(iter(sub.values())):
             res_splits[sp] = {"arms": {}, "hypotheses": {}, "note": "no items"}
             continue
+        arms_m = {a: arm_metrics(rs, seed) for a, rs in sub.items()}
+        if "E" in sub and "D" in sub:
+            arms_m["E"]["verification_survival"] = verification_survival(sub["E"], sub["D"])
         res_splits[sp] = {
             "n_items": len(next(iter(sub.values()))),
-            "arms": {a: arm_metrics(rs, seed) for a, rs in sub.items()},
+            "arms": arms_m,
             "families": {a: family_table(rs) for a, rs in sub.items()},
             "comparisons": comparisons(sub, seed),
             "hypotheses": hypotheses(sub, seed, skipped),
         }
+        if ctl_recs is not None:
+            res_splits[sp]["controls"] = {
+                a: summarize_controls([r for r in rs if r["split"] == sp], seed)
+                for a, rs in ctl_recs.items()}
     results = {
         "manifest": {k: v for k, v in manifest.items()},
         "representation": representation,
@@ -466,6 +537,24 @@ def run_parb(n_items: int, arms: Sequence[str] | None = None, representation: st
                        "loglinear correction (+0.5 per cell)",
             "correct": "U, or nothing proposed on a no-match item (McNemar unit)",
             "noise_band": "seed 002: noise_floor(6 items, drift 0) / n",
+            "verification_survival": "E only: of the items where D proposed a source, the share "
+                                     "where E proposed that same source (it passed the causal-"
+                                     "path gate, the decoy probe and, when configured, the "
+                                     "critic); useful_kept / false_killed split it by D's U / F",
+            "cost": "wall seconds of the arm's run() per item and per U (shared retrieval is "
+                    "charged to the first arm calling it); tokens (usage() total_tokens deltas) "
+                    "per item and per U when the arm reports LLM usage",
+            "source_dependence": "controls.py: answer correct on the item's key (F1 inference "
+                                 "transferred, F4 fix equal, F5 all part decisions equal) with "
+                                 "the correct source minus with no source / with a surface "
+                                 "decoy of the source (another template, source's domain, "
+                                 "seeded by item id); paired bootstrap 95% CI",
+            "lesion_sensitivity": "controls.py: share of lesions (one load-bearing source "
+                                  "relation/edge deleted: F5 the transferred part, F1 the first "
+                                  "edge of the conclusion's supporting path, F4 the first edge "
+                                  "into the mechanism's sink) after which the focal transferred "
+                                  "conclusion is no longer transferred; unchanged = "
+                                  "rationalisation",
         },
     }
     results = _json_safe(results)
@@ -475,6 +564,16 @@ def run_parb(n_items: int, arms: Sequence[str] | None = None, representation: st
         from analogist.bench.parb.report import write_report as _wr
         _wr(results, out)
     return results
+
+
+def _tokens(arm: Any) -> int | None:
+    u = getattr(arm, "usage", None)
+    if u is None:
+        return None
+    d = u()
+    if not d or d.get("total_tokens") is None:
+        return None
+    return int(d["total_tokens"])
 
 
 class _NullBar:
