@@ -108,3 +108,45 @@ def test_without_llm_arms_are_skipped_not_faked(tmp_path, embedder):
     assert set(res["splits"]["dev"]["arms"]) == {"C", "E"}
     rows = [json.loads(x) for x in (tmp_path / "per_item.jsonl").read_text().splitlines()]
     assert all(set(r["arms"]) == {"C", "E"} for r in rows)
+
+
+_CAND = re.compile(r'<episode id="([^"]+)">')
+
+
+def test_a1_attribution_controls_and_tokens(tmp_path, embedder):
+    """A scripted model that states the keyed inference whatever it is shown "already knew":
+    no source dependence and lesion sensitivity 0 (flagged as rationalisation); its tokens are
+    reported per item and per useful analogy."""
+    items = [it for it in generate(32, 3, "dev").items if it["family"] == "F1"][:3]
+    know = {}
+    for it in items:
+        ti = it["key"]["transferred_inference"]
+        know[it["target"]["episode_id"]] = (f"{ti['cause']} {ti['edge']} {ti['effect']}",
+                                            {k: v for k, v in it["key"]["role_mapping"].items()})
+
+    def respond(req, _i):
+        user = req["messages"][-1]["content"]
+        qid = _QID.search(user).group(1)
+        concl, rm = know[qid]
+        cands = [c for c in _CAND.findall(user) if c != qid]
+        return Reply.json({"choice": cands[0] if cands else "none",
+                           "role_mapping": [{"candidate_role": k, "query_role": v}
+                                            for k, v in rm.items()],
+                           "conclusions": [concl], "fix": "", "parts": [], "confidence": 0.8},
+                          usage=(100, 20))
+
+    with ChatServer(respond) as srv, \
+            OpenAICompatibleClient(LLMConfig(base_url=srv.base_url, model="test-model")) as cl:
+        res = run_parb(len(items), ["G", "A1"], items=items, out_dir=tmp_path, progress=False,
+                       provider=cl, embedder=embedder, write_report=True)
+    ctl = res["splits"]["dev"]["controls"]
+    assert ctl["A1"]["accuracy"]["correct"] == 1.0
+    assert ctl["A1"]["delta_vs_none"]["estimate"] == 0.0       # it knew without the source
+    assert ctl["A1"]["lesion"]["sensitivity"] == 0.0
+    assert ctl["G"]["delta_vs_none"]["estimate"] == 1.0
+    assert ctl["G"]["lesion"]["sensitivity"] == 1.0
+    cost = res["splits"]["dev"]["arms"]["A1"]["cost"]
+    assert cost["tokens_per_item"] == 120                      # the main run's calls only
+    assert cost["tokens_per_U"] == 120
+    assert res["splits"]["dev"]["arms"]["G"]["cost"]["tokens_per_item"] is None
+    assert "Attribution controls" in (tmp_path / "report.md").read_text()

@@ -100,6 +100,9 @@ class ArmOutput:
     confidence: float = 0.0
     note: str = ""
     parametric: list[dict[str, Any]] = field(default_factory=list)  # labelled, scored apart
+    #: what an arm asserted without naming a source (LLM arms answering "none" but still giving
+    #: conclusions/fix/parts): never scored as U/F/N, read only by the attribution controls
+    unsourced: dict[str, Any] | None = None
 
     @property
     def proposed(self) -> bool:

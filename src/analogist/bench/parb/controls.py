@@ -20,7 +20,9 @@ Accuracy in every condition is **answer correctness against the item's key, judg
 output alone** (not on which source was named), so an arm that knows the answer without the
 source is credited for it: F1 — the held-back inference is among the transferred conclusions;
 F4 — the fix in target terms equals the keyed fix; F5 — every part's transfer/withhold decision
-equals the key (no proposal = everything withheld). Reported per arm: Δ_none =
+equals the key (no proposal = everything withheld). An LLM arm that names no source but still
+states conclusions/fix/parts (``ArmOutput.unsourced``) is judged on those, so a model that
+"already knew" is credited without a source. Reported per arm: Δ_none =
 acc(correct) − acc(none) and Δ_wrong = acc(correct) − acc(wrong), each with a seeded paired
 bootstrap 95 % CI (:func:`analogist.bench.parb.stats.paired_bootstrap_ci`, items resampled
 jointly) and n. Δ_none ≈ 0: the arm "already knew"; Δ_wrong ≈ 0 while Δ_none > 0: any source
@@ -87,12 +89,16 @@ def _key_inference(item: dict[str, Any]) -> str:
 def answer_correct(item: dict[str, Any], out: ArmOutput) -> bool:
     """The item's transfer key passes on the output alone (see the module docstring)."""
     fam, key = item["family"], item["key"]
+    concl, fix, parts = out.conclusions, out.fix, (out.parts or {}) if out.chosen else {}
+    if out.chosen is None and out.unsourced:          # asserted without naming a source
+        concl = out.unsourced.get("conclusions") or []
+        fix = out.unsourced.get("fix")
+        parts = out.unsourced.get("parts") or {}
     if fam == "F1":
-        return any(_norm(c) == _norm(_key_inference(item)) for c in out.conclusions)
+        return any(_norm(c) == _norm(_key_inference(item)) for c in concl)
     if fam == "F4":
-        return out.fix is not None and _norm(out.fix) == _norm(key["fix_operator"])
+        return fix is not None and _norm(fix) == _norm(key["fix_operator"])
     if fam == "F5":
-        parts = (out.parts or {}) if out.chosen is not None else {}
         return all(bool(parts.get(p, False)) == (v["decision"] == "transfer")
                    for p, v in key["parts"].items())
     raise AnalogistError(f"attribution controls cover F1/F4/F5, not {fam}")

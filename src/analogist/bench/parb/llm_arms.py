@@ -81,7 +81,7 @@ class LLMArm:
         pb = ctx.problem
         parts = ""
         if item["family"] == "F5":
-            src_id = pb.pool[0][0]
+            src_id = pb.pool[0][0] if pb.pool else ""     # "no source" control: none
             inv: dict[str, str] = {}
             if ctx.encoded_align:          # show the parts in the writer's tags
                 inv = {g: e for e, g in ctx.encoded_align.get(src_id, {}).items()}
@@ -116,8 +116,13 @@ class LLMArm:
             said = {p["part"]: bool(p["transfer"]) for p in d.get("parts") or []}
             parts = {p: said.get(p, False) for p in item["key"]["parts"]}
         note = "" if chosen or choice == "none" else f"model chose unknown id {choice!r}"
+        unsourced = None
+        if chosen is None and (d.get("conclusions") or d.get("fix") or parts):
+            unsourced = {"conclusions": list(d.get("conclusions") or []),
+                         "fix": d.get("fix") or None, "parts": parts}
         return ArmOutput(chosen, ranking, role_map=role_map or None,
                          fix=(d.get("fix") or None) if chosen else None,
                          conclusions=list(d.get("conclusions") or []) if chosen else [],
                          parts=parts, transfer=chosen is not None,
-                         confidence=float(d.get("confidence") or 0.0), note=note)
+                         confidence=float(d.get("confidence") or 0.0), note=note,
+                         unsourced=unsourced)
