@@ -31,6 +31,10 @@ Scoring rules (per item, per arm; ``chosen`` is the proposed source or None):
   ``controls=True`` and the oracle representation, source dependence Δ (vs no source and vs a
   wrong source of matched surface) and the mapping-lesion test for D, E, G and A1 on F1/F4/F5
   items, in ``results["splits"][split]["controls"][arm]``.
+* **Private items** (seed 000 §14 holdout rule) run through a separate entry point,
+  :func:`analogist.bench.parb.private.run_private`, which reuses :func:`score_item`,
+  :func:`arm_metrics` and :func:`comparisons` on F3-shaped items whose pool is a store snapshot
+  without the target and anything derived from it.
 """
 
 from __future__ import annotations
