@@ -99,13 +99,13 @@ def test_encode_items_sees_text_only_and_keeps_keys(embedder):
 
 def test_run_parb_encoded_small(tmp_path, embedder):
     # pools of 40 (parb-gen-2) are encoded episode by episode: keep this test fast by trimming
-    # the F3/F6 pools to their keyed matches plus the first decoys (12 episodes)
+    # the F3/F6 pools to their keyed matches plus the first decoys (8 episodes)
     items = generate(16, 4, "dev").items
     for it in items:
         if it["family"] in ("F3", "F6"):
             keep = set(it["key"]["match_ids"])
             it["pool"] = [p for p in it["pool"] if p["episode_id"] in keep] + \
-                [p for p in it["pool"] if p["episode_id"] not in keep][: 12 - len(keep)]
+                [p for p in it["pool"] if p["episode_id"] not in keep][: 8 - len(keep)]
     res = run_parb(16, ["C", "D", "E", "G"], representation="encoded", split="dev", seed=4,
                    out_dir=tmp_path, progress=False, embedder=embedder, write_report=False,
                    items=items)

@@ -19,7 +19,7 @@ REQUIRED = ("nav", "nav_ci", "recall_at_5_far", "d_prime", "role_mapping_f1")
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("parb")
-    res = run_parb(24, list(ARM_NAMES) + ["A0", "A1"], representation="oracle", split="both",
+    res = run_parb(16, list(ARM_NAMES) + ["A0", "A1"], representation="oracle", split="both",
                    seed=5, out_dir=out, progress=False)
     return res, out
 
@@ -28,7 +28,7 @@ def test_results_have_required_keys_per_split(small_run):
     res, out = small_run
     on_disk = json.loads((out / "results.json").read_text())
     assert on_disk["representation"] == "oracle"
-    assert on_disk["manifest"]["n_items"] == 24
+    assert on_disk["manifest"]["n_items"] == 16
     assert set(on_disk["splits"]) == {"dev", "test"}
     for sp in ("dev", "test"):
         d = on_disk["splits"][sp]
@@ -62,7 +62,7 @@ def test_paired_and_nav_matches_formula(small_run):
     res, out = small_run
     assert res["paired"]
     rows = [json.loads(x) for x in (out / "per_item.jsonl").read_text().splitlines()]
-    assert len(rows) == 24
+    assert len(rows) == 16
     for row in rows:
         assert set(row["arms"]) == set(ARM_NAMES)          # every arm saw every item
     for sp in ("dev", "test"):
