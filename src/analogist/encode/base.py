@@ -14,13 +14,50 @@ Both see only the one episode's text (never another case: the defence against ta
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
+from analogist.errors import AnalogistError, InputTooLargeError
 from analogist.signature import Signature
 
 #: Longest episode text a writer accepts (characters); longer input is refused, not truncated.
 MAX_EPISODE_CHARS = 20_000
+
+
+#: Largest share of control or undecodable characters an episode text may have.
+MAX_CONTROL_SHARE = 0.01
+
+
+def check_episode_text(text: Any, *, source: str | None = None,
+                       max_control_share: float = MAX_CONTROL_SHARE) -> str:
+    """Refuse what no writer can read; return ``text`` with whitespace normalised.
+
+    Not a ``str``, empty or whitespace only, over :data:`MAX_EPISODE_CHARS` (refused, never
+    truncated: :class:`~analogist.errors.InputTooLargeError`), binary-looking (a NUL byte, or
+    more than ``max_control_share`` control/undecodable characters), or without a single letter —
+    each an :class:`~analogist.errors.AnalogistError` naming ``source`` and what was expected.
+    """
+    src = source or "<text>"
+    if not isinstance(text, str):
+        raise AnalogistError(f"expected episode text as str, got {type(text).__name__}",
+                             source=src)
+    if not text.strip():
+        raise AnalogistError("episode text is empty; expected at least one sentence",
+                             source=src)
+    if len(text) > MAX_EPISODE_CHARS:
+        raise InputTooLargeError(
+            f"episode text is {len(text)} characters, over the limit of {MAX_EPISODE_CHARS}; "
+            f"split it into episodes (it is not truncated)", source=src)
+    bad = sum(1 for c in text if (unicodedata.category(c) in ("Cc", "Cs", "Co", "Cn")
+                                  and c not in "\t\n\r\f") or c == "\ufffd")
+    if "\x00" in text or bad > max_control_share * len(text):
+        raise AnalogistError(f"episode text looks binary ({bad} control or undecodable "
+                             f"characters); expected natural-language text", source=src)
+    if not any(c.isalpha() for c in text):
+        raise AnalogistError("episode text has no letters; expected natural-language text",
+                             source=src)
+    return " ".join(text.split())
 
 
 def source_hash(text: str) -> str:

@@ -142,7 +142,6 @@ and spaCy's parse errors pass straight through.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -150,8 +149,8 @@ from typing import Any
 
 import numpy as np
 
-from analogist.encode.base import MAX_EPISODE_CHARS, EncodeResult, Triple, source_hash
-from analogist.errors import AnalogistError
+from analogist.encode.base import EncodeResult, Triple, check_episode_text, source_hash
+from analogist.errors import AnalogistError, InputTooLargeError
 from analogist.index.embed import Embedder
 from analogist.signature import (
     Levels,
@@ -565,27 +564,13 @@ class DeterministicEncoder:
 
     # -- input checks ----------------------------------------------------------------------------
     def _check(self, text: Any, source: str | None) -> str:
-        src = source or "<text>"
-        if not isinstance(text, str):
-            raise EncodeError(f"expected episode text as str, got {type(text).__name__}",
-                              source=src)
-        if not text.strip():
-            raise EncodeError("episode text is empty; expected at least one sentence",
-                              source=src)
-        if len(text) > MAX_EPISODE_CHARS:
-            raise EncodeError(
-                f"episode text is {len(text)} characters, over the limit of "
-                f"{MAX_EPISODE_CHARS}; split it into episodes (it is not truncated)", source=src)
-        bad = sum(1 for c in text if (unicodedata.category(c) in ("Cc", "Cs", "Co", "Cn")
-                                      and c not in "\t\n\r\f") or c == "\ufffd")
-        if "\x00" in text or bad > self.params.max_control_share * len(text):
-            raise EncodeError(
-                f"episode text looks binary ({bad} control or undecodable characters); "
-                f"expected natural-language text", source=src)
-        if not any(c.isalpha() for c in text):
-            raise EncodeError("episode text has no letters; expected natural-language text",
-                              source=src)
-        return " ".join(text.split())
+        try:
+            return check_episode_text(text, source=source,
+                                      max_control_share=self.params.max_control_share)
+        except InputTooLargeError:
+            raise
+        except AnalogistError as e:
+            raise EncodeError(e.message, source=e.source) from None
 
     # -- mentions ------------------------------------------------------------------------------
     def _mention(self, tok: Any) -> _Mention:

@@ -47,8 +47,8 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from analogist.encode.base import MAX_EPISODE_CHARS, EncodeResult, source_hash
-from analogist.errors import AnalogistError, InputTooLargeError
+from analogist.encode.base import EncodeResult, check_episode_text, source_hash
+from analogist.errors import AnalogistError
 from analogist.llm.base import (
     NO_LLM_REASON,
     LLMNotConfigured,
@@ -235,13 +235,7 @@ class LLMWriter:
               kind: str | None = None, source: str | None = None) -> EncodeResult:
         """Write the signature of one episode (see the module docstring)."""
         where = source or episode_id or "<episode text>"
-        if not isinstance(text, str) or not text.strip():
-            raise AnalogistError("episode text is empty; expected the episode's text",
-                                 source=where)
-        if len(text) > MAX_EPISODE_CHARS:
-            raise InputTooLargeError(
-                f"episode text is {len(text)} characters, over the limit of "
-                f"{MAX_EPISODE_CHARS}; split it into episodes", source=where)
+        check_episode_text(text, source=where)
         if kind is not None and kind not in ALLOWED_KINDS:
             raise AnalogistError(f"kind {kind!r} is not one of {', '.join(ALLOWED_KINDS)}",
                                  source=where, field="kind")
