@@ -21,10 +21,11 @@ Given a source episode, a target episode and a structure mapping between them (S
   against the mechanism, not an unknown, so neither the mechanism nor a conclusion transfers;
 * decides separately whether the **mechanism** (the source's fix operator, rewritten through the
   role mapping) transfers: when enough of the source's structure is mapped, nothing contradicts
-  it, every role the fix operates on has a counterpart, and the causal path the fix interrupts
-  (one supporting path of at least one of the source's conclusions) is mapped — a fix carried
-  over a mapping that misses the failure it addresses is not evidence (found by PARB's
-  mapping-lesion control);
+  it, and every role the fix operates on has a counterpart (else the fix cannot be said in the
+  target's terms). Requiring the causal path the fix interrupts to be mapped as well was tried
+  and dropped: it withholds the fix exactly where the analogy's point is to supply a missing
+  link (PARB F1); PARB's mapping-lesion control reports the fix's insensitivity to a deleted
+  edge instead;
 * names one **prediction**: a cheap observable the mapping predicts in the target, with the check
   that would refute the analogy.
 
@@ -427,15 +428,9 @@ def judge_mapping(source: Signature, target: Signature, source_desc: Description
                 and e.sign == 1:
             sinks.append(e.effect)
     conclusions: list[Conclusion] = []
-    path_mapped: list[bool] = []       # per sink: its supporting causal path is mapped
     for sink in sinks:
         sx = S.expr_of_atom[sink]
         reasons: list[str] = []
-        sup = [e for e in source.causal_chain
-               if e.effect == sink and e.edge in POSITIVE_EDGES and e.sign == 1]
-        path_mapped.append(any(mapped(S.expr_of_atom[e.cause]) and all(
-            mapped(S.expr_of_edge[a]) for a in _ancestor_edges(source, [e.cause]))
-            for e in sup))
         if mapped(sx):
             image = pairs[sx]
             if image in asserted:
@@ -494,8 +489,6 @@ def judge_mapping(source: Signature, target: Signature, source_desc: Description
                                                       source.fix_operator)]
     why_not: list[str] = []
     if mechanism:
-        if sinks and not any(path_mapped):
-            why_not.append("mechanism: the causal path it interrupts is not mapped")
         unmapped_fix = [r for r in fix_roles if r not in role_map]
         if unmapped_fix:
             why_not.append(f"mechanism: {', '.join(unmapped_fix)} (in the fix) has no "
