@@ -190,13 +190,17 @@ class EncoderParams:
         no_edge_observed: the observed-share term when there are no edges.
         tag_style: ``"neutral"`` (default) → role tags ``R1``, ``R2``, … in order of first
             mention; ``"noun"`` → the upper-cased head noun (``CACHE``). Neutral is the default
-            because noun tags leak the domain into every abstract level: measured on 120 PARB
-            development episodes with the abstraction checks of :mod:`analogist.encode.checks`
-            and the USE embedding judge, noun tags gave L2 faithfulness 0.75 but de-surfacing
-            0.25 (chance 0.167, the CI's lower bound above chance: the domain is recoverable from
-            the tags), neutral tags faithfulness 0.36 (above chance) and de-surfacing 0.16
-            (chance). A good abstraction passes faithfulness and fails de-surfacing (seed 000
-            §9). Role descriptions and ``surface.entities`` keep the entity phrases either way.
+            because it keeps every abstract level free of surface words by construction (seed
+            000 §9: a good abstraction passes faithfulness and fails de-surfacing). Measured by
+            ``benchmarks/encoder_levels.py`` (150 familiar-domain PARB episodes per split, USE
+            embedding judge): neutral tags — L2 faithfulness 0.33 dev / 0.30 test (chance 0.17,
+            CI above it), de-surfacing 0.21 / 0.19 (chance 0.17, CI includes it); noun tags —
+            faithfulness 0.69 / 0.77, de-surfacing 0.18 / 0.18. Noun tags find the original
+            text more often because the tags *are* its head nouns; the embedding judge, which
+            guesses a domain from its name alone, does not see that as domain evidence, a
+            stronger judge may. (An earlier encoder that made state nouns into roles leaked
+            visibly: de-surfacing 0.25, CI above chance.) Role descriptions and
+            ``surface.entities`` keep the entity phrases either way.
         state_threshold: least cosine between a state phrase ("running dry") and an attribute
             definition to type a state atom by the embedder (with ``embed_margin``).
     """
