@@ -576,6 +576,15 @@ class DeterministicEncoder:
         except AnalogistError as e:
             raise EncodeError(e.message, source=e.source) from None
 
+    def _first_prep_object(self, tokens: Any, preps: tuple[str, ...] | None = None) -> list[Any]:
+        """The object of the first preposition among ``tokens`` (only ``preps`` if given)."""
+        for ch in tokens:
+            if ch.dep_ == "prep" and (preps is None or ch.lower_ in preps):
+                po = self._prep_object(ch)
+                if po is not None:
+                    return [po[1]]
+        return []
+
     # -- mentions ------------------------------------------------------------------------------
     def _mention(self, tok: Any) -> _Mention:
         if (tok.lemma_.lower() in _GENERIC_HEADS or (tok.tag_ == "VBG" or tok.lower_.endswith(
@@ -1156,21 +1165,12 @@ class DeterministicEncoder:
                     objs = [ch for ch in v.children if ch.dep_ in ("dobj", "nsubjpass")]
                     if objs and objs[0].lemma_ == "way" and c.lemma in ("open", "pave"):
                         consumed.add(objs[0].i)
-                        objs = []                  # "opens the way to X": X is the effect
-                        for ch in [*v.children, *(g for x in v.children if x.dep_ == "dobj"
-                                                  for g in x.children)]:
-                            if ch.dep_ == "prep" and ch.lower_ in ("to", "for"):
-                                po = self._prep_object(ch)
-                                if po is not None:
-                                    objs = [po[1]]
-                                    break
+                        # "opens the way to X": X is the effect
+                        objs = self._first_prep_object(
+                            [*v.children, *(g for x in v.children if x.dep_ == "dobj"
+                                            for g in x.children)], ("to", "for"))
                     if not objs:
-                        for ch in v.children:
-                            if ch.dep_ == "prep":
-                                po = self._prep_object(ch)
-                                if po is not None:
-                                    objs = [po[1]]
-                                    break
+                        objs = self._first_prep_object(v.children)
                     if not objs:
                         for ch in v.children:
                             if ch.dep_ == "xcomp" and ch.pos_ == "NOUN":
