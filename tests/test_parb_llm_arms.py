@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -40,9 +41,19 @@ def _answer_table(items):
     return table
 
 
+PARAM = json.loads((Path(__file__).parent / "data" / "llm" /
+                    "parametric_analogues.json").read_text())["parametric"]
+
+
+def _schema(req):
+    return req.get("response_format", {}).get("json_schema", {}).get("name")
+
+
 def _responder(table, wrong=False):
     def respond(req, _i):
-        if req.get("response_format", {}).get("json_schema", {}).get("name") != "parb_answer":
+        if _schema(req) == "parametric":
+            return Reply.json(PARAM, usage=(50, 10))
+        if _schema(req) != "parb_answer":
             return Reply.error(400, "unexpected call")
         user = req["messages"][-1]["content"]
         qid = _QID.search(user).group(1)
@@ -71,7 +82,10 @@ def test_a0_a1_requests_scoring_and_usage(tmp_path, embedder):
                        provider=cl, embedder=embedder, write_report=False)
         bodies = list(srv.requests)
     assert "A0" not in res["skipped"] and "A1" not in res["skipped"]
+    par = [b for b in bodies if _schema(b) == "parametric"]
+    bodies = [b for b in bodies if _schema(b) == "parb_answer"]
     assert len(bodies) == 2 * len(items)
+    assert len(par) == len(items)                    # A1 only: the labelled parametric channel
     a0 = [b for b in bodies if HINT not in b["messages"][-1]["content"]]
     a1 = [b for b in bodies if HINT in b["messages"][-1]["content"]]
     assert len(a0) == len(a1) == len(items)          # the hint is the only difference
@@ -85,8 +99,18 @@ def test_a0_a1_requests_scoring_and_usage(tmp_path, embedder):
         # answering the key is useful on every item with a true match, silent otherwise
         assert m["F"] == 0
         assert m["U"] == sum(1 for it in items if not it["key"].get("no_match"))
-        assert res["llm_usage"][a]["calls"] == len(items)
-        assert res["llm_usage"][a]["prompt_tokens"] == 100 * len(items)
+    assert res["llm_usage"]["A0"]["calls"] == len(items)
+    assert res["llm_usage"]["A0"]["prompt_tokens"] == 100 * len(items)
+    assert res["llm_usage"]["A1"]["calls"] == 2 * len(items)
+    assert res["llm_usage"]["A1"]["prompt_tokens"] == 150 * len(items)
+    # parametric analogues: labelled, judged, scored apart (U above counts only pool sources)
+    assert arms["A0"]["parametric"]["proposed"] == 0
+    # the scripted reply's third analogue is empty and is dropped by propose_parametric
+    assert arms["A1"]["parametric"]["proposed"] == 2 * len(items)
+    rows = [json.loads(x) for x in (tmp_path / "per_item.jsonl").read_text().splitlines()]
+    for r in rows:
+        for p in r["arms"]["A1"]["output"]["parametric"]:
+            assert p["label"] == "parametric" and "verdict" in p
 
 
 def test_llm_arm_answer_none_scores_nothing(tmp_path, embedder):
@@ -125,6 +149,8 @@ def test_a1_attribution_controls_and_tokens(tmp_path, embedder):
                                             {k: v for k, v in it["key"]["role_mapping"].items()})
 
     def respond(req, _i):
+        if _schema(req) == "parametric":
+            return Reply.json(PARAM, usage=(50, 10))
         user = req["messages"][-1]["content"]
         qid = _QID.search(user).group(1)
         concl, rm = know[qid]
@@ -146,7 +172,9 @@ def test_a1_attribution_controls_and_tokens(tmp_path, embedder):
     assert ctl["G"]["delta_vs_none"]["estimate"] == 1.0
     assert ctl["G"]["lesion"]["sensitivity"] == 1.0
     cost = res["splits"]["dev"]["arms"]["A1"]["cost"]
-    assert cost["tokens_per_item"] == 120                      # the main run's calls only
-    assert cost["tokens_per_U"] == 120
+    # the main run's calls only: the answer (120) and the parametric channel (60), once per
+    # item; the controls' reruns call neither the parametric channel nor count here
+    assert cost["tokens_per_item"] == 180
+    assert cost["tokens_per_U"] == 180
     assert res["splits"]["dev"]["arms"]["G"]["cost"]["tokens_per_item"] is None
     assert "Attribution controls" in (tmp_path / "report.md").read_text()

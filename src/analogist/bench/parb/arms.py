@@ -163,6 +163,8 @@ class ArmContext:
         self._foreign: dict[str, Any] | None = None     # an episode of the previous item
         #: encoded representation: episode id → (writer's tag → gold tag) for the current item
         self.encoded_align: dict[str, dict[str, str]] | None = None
+        #: True while the attribution controls rerun an arm (the parametric channel is skipped)
+        self.controls_pass = False
 
     def begin(self, item: dict[str, Any]) -> Problem:
         if self._item_id is not None and self._cache.get("problem") is not None:
@@ -326,6 +328,21 @@ def _mapping_output(item: dict[str, Any], chosen: str, ranking: list[str],
                      confidence=_clip(rep.normalized_score))
 
 
+def parametric_records(res: Any, query: Any) -> list[dict[str, Any]]:
+    """The labelled parametric channel's analogues, each judged against the query (seed 000
+    §7 change 5: tagged ``parametric`` and scored apart — never counted in U/F/N)."""
+    out = []
+    for a in getattr(res, "analogues", []) or []:
+        try:
+            rep = judge(a.signature, query)
+            verdict, transfer, score = rep.verdict, rep.transfer, rep.normalized_score
+        except Exception as e:  # noqa: BLE001 - a model-made analogue may not compile
+            verdict, transfer, score = f"not judged: {type(e).__name__}", False, 0.0
+        out.append({"label": a.label, "title": a.title, "domain": a.domain,
+                    "verdict": verdict, "transfer": transfer, "score": round(score, 4)})
+    return out
+
+
 # -- the arms ----------------------------------------------------------------------------------------
 class SurfaceArm:
     def __init__(self, name: str, levels: tuple[str, ...], k: int) -> None:
@@ -439,28 +456,28 @@ class MappingArm:
                 out.note = f"prediction: {rep.prediction.observable}"
             if critic_note:
                 out.note = f"{out.note}; {critic_note}".strip("; ")
-            out.parametric = self._parametric(pb)
+            out.parametric = self._parametric(ctx)
             return out
         if rejected:
             return ArmOutput(None, ranking, parts=_mapped_parts(item, None),
                              confidence=min(top_conf, 0.5),
                              note="critic rejected " + " | ".join(rejected)[:400],
-                             parametric=self._parametric(pb))
+                             parametric=self._parametric(ctx))
         why = "gate: nothing transfers" if self.gated else "mapping covers < half the source"
         return ArmOutput(None, ranking, parts=_mapped_parts(item, None),
                          confidence=min(top_conf, 0.5), note=why,
-                         parametric=self._parametric(pb) if self.gated else [])
+                         parametric=self._parametric(ctx) if self.gated else [])
 
-    def _parametric(self, pb: Problem) -> list[dict[str, Any]]:
+    def _parametric(self, ctx: ArmContext) -> list[dict[str, Any]]:
         """The model's own analogues for the query, labelled ``parametric`` (never scored as
-        U/F/N: they are not in the pool and cannot be keyed)."""
-        if not self.gated or self.parametric is None:
+        U/F/N: they are not in the pool and cannot be keyed); not during control reruns."""
+        if not self.gated or self.parametric is None or ctx.controls_pass:
             return []
-        res = self.parametric(validate_signature(pb.query))
+        q = validate_signature(ctx.problem.query)
+        res = self.parametric(q)
         if getattr(res, "usage", None):
             self._usage.append(dict(res.usage))
-        return [{"label": a.label, "title": a.title, "domain": a.domain}
-                for a in getattr(res, "analogues", [])]
+        return parametric_records(res, q)
 
 
 class OracleArm:
@@ -512,7 +529,7 @@ def make_arms(names: list[str] | tuple[str, ...] = ARM_NAMES,
     if provider is not None:
         from analogist.bench.parb.llm_arms import LLMArm
         table["A0"] = LLMArm("A0", provider, hint=False)
-        table["A1"] = LLMArm("A1", provider, hint=True)
+        table["A1"] = LLMArm("A1", provider, hint=True, parametric=True)
     out = []
     for n in names:
         n = n.replace("′", "'")

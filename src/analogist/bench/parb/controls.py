@@ -239,7 +239,11 @@ def _changed(item: dict[str, Any], before: ArmOutput, after: ArmOutput) -> bool:
 # -- running -------------------------------------------------------------------------------------
 def _run(arm: Any, item: dict[str, Any], ctx: ArmContext) -> ArmOutput:
     ctx.begin(item)
-    return arm.run(item, ctx)
+    ctx.controls_pass = True          # reruns: no parametric channel (it is scored once)
+    try:
+        return arm.run(item, ctx)
+    finally:
+        ctx.controls_pass = False
 
 
 def run_controls(items: Sequence[dict[str, Any]], arms: Sequence[Any], ctx: ArmContext,

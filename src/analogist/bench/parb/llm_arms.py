@@ -9,7 +9,9 @@ F5, a transfer/withhold decision per source part. No retrieval, no SME, no judge
 
 * **A0** — bare LLM, no hint.
 * **A1** — A0 plus the one-line hint "a related past case may help; consider analogies"
-  (Gick & Holyoak 1980; analogical prompting).
+  (Gick & Holyoak 1980; analogical prompting), and the labelled parametric channel: the model's
+  own analogues for the query, tagged ``parametric``, judged, recorded in
+  ``ArmOutput.parametric`` and scored apart from U/F/N.
 
 The answer is scored by the same :func:`analogist.bench.parb.runner.score_item` as every arm.
 The arms need an :class:`~analogist.llm.LLMProvider`; without one the runner reports them as
@@ -70,12 +72,38 @@ def _episode_block(eid: str, sig: dict[str, Any]) -> str:
 class LLMArm:
     """A0 (``hint=False``) or A1 (``hint=True``) over one provider."""
 
-    def __init__(self, name: str, provider: LLMProvider, hint: bool) -> None:
+    def __init__(self, name: str, provider: LLMProvider, hint: bool,
+                 parametric: bool = False) -> None:
         self.name, self.provider, self.hint = name, provider, hint
+        self.parametric = parametric
         self._usage = Usage()
+        self._par_usage: list[dict[str, Any]] = []
 
     def usage(self) -> dict[str, Any]:
-        return self._usage.to_json()
+        u = self._usage.to_json()
+        for x in self._par_usage:            # the parametric channel's calls count too
+            for k in ("calls", "prompt_tokens", "completion_tokens", "total_tokens"):
+                u[k] = u.get(k, 0) + int(x.get(k, 0) or 0)
+        return u
+
+    def _parametric(self, ctx: ArmContext) -> list[dict[str, Any]]:
+        """A1 only: the model's own analogues for the query (analogical prompting), labelled
+        ``parametric``, judged, and scored apart from U/F/N."""
+        if not self.parametric or ctx.controls_pass:
+            return []
+        from analogist.bench.parb.arms import parametric_records
+        from analogist.errors import AnalogistError
+        from analogist.parametric import propose_parametric
+        from analogist.signature import validate_signature
+
+        q = validate_signature(ctx.problem.query)
+        try:
+            res = propose_parametric(q, self.provider, k=3)
+        except AnalogistError:
+            return []
+        if getattr(res, "usage", None):
+            self._par_usage.append(dict(res.usage))
+        return parametric_records(res, q)
 
     def messages(self, item: dict[str, Any], ctx: ArmContext) -> list[dict[str, str]]:
         pb = ctx.problem
@@ -125,4 +153,4 @@ class LLMArm:
                          conclusions=list(d.get("conclusions") or []) if chosen else [],
                          parts=parts, transfer=chosen is not None,
                          confidence=float(d.get("confidence") or 0.0), note=note,
-                         unsourced=unsourced)
+                         unsourced=unsourced, parametric=self._parametric(ctx))

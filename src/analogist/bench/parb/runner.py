@@ -156,6 +156,10 @@ def _far(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for r in recs if r["family"] in ("F3", "F6") and not r["no_match"]]
 
 
+def _par(rec: dict[str, Any]) -> list[dict[str, Any]]:
+    return (rec.get("output") or {}).get("parametric") or []
+
+
 def arm_metrics(recs: list[dict[str, Any]], ctx_ci_seed: int = 0) -> dict[str, Any]:
     O = len(recs)  # noqa: E741
     U, F, N = (sum(r[k] for r in recs) for k in ("U", "F", "N"))
@@ -200,6 +204,10 @@ def arm_metrics(recs: list[dict[str, Any]], ctx_ci_seed: int = 0) -> dict[str, A
         "useful_analogy_precision": M.useful_analogy_precision(U, proposed),
         "yield": M.yield_(U, valid),
         "accuracy": sum(r["correct"] for r in recs) / O,
+        "parametric": {   # the labelled parametric channel, scored apart (never in U/F/N)
+            "proposed": sum(len(_par(r)) for r in recs),
+            "judged_transfer": sum(1 for r in recs for p in _par(r) if p.get("transfer")),
+            "items_with_any": sum(1 for r in recs if _par(r))},
         "cost": cost_metrics(recs),
         "verification_survival": None,
     }
