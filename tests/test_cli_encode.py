@@ -144,3 +144,38 @@ def test_add_from_text_stores_in_sqlite_and_is_all_or_nothing(no_llm, tmp_path):
         terms = m.terms()
     for t in terms:
         assert t["status"] == "proposed" and t["definition"].strip() and t["count"] >= 1
+
+
+def test_unknown_writer_is_refused_everywhere(no_llm, tmp_path):
+    f = tmp_path / "a.txt"
+    f.write_text(TEXT_A, encoding="utf-8")
+    store = tmp_path / "s.db"
+    for args in (["encode", TEXT_A, "--writer", "gpt"],
+                 ["add", "--from-text", str(f), "--writer", "gpt", "--store", str(store)],
+                 ["find", str(f), "--from-text", "--writer", "gpt", "--store", str(store)],
+                 ["bench", "parb", "--items", "8", "--representation", "encoded", "--writer",
+                  "gpt", "--out", str(tmp_path / "parb")]):
+        r = run(*args)
+        assert r.exit_code == 2, args
+        assert "deterministic" in _err(r) and "llm" in _err(r)
+    assert not (tmp_path / "parb").exists()
+    if store.exists():
+        with sqlite3.connect(store) as con:
+            assert con.execute("select count(*) from signatures").fetchone()[0] == 0
+
+
+def test_find_from_text_bad_file_names_it(no_llm, tmp_path):
+    f = tmp_path / "situation.txt"
+    f.write_bytes(b"\x00\x00\xff")
+    r = run("find", str(f), "--from-text", "--store", str(tmp_path / "s.db"))
+    assert r.exit_code == 2
+    assert "situation.txt" in _err(r)
+
+
+def test_run_parb_unknown_arm(tmp_path):
+    from analogist.bench.parb.runner import run_parb
+    from analogist.errors import AnalogistError
+
+    with pytest.raises(AnalogistError, match="unknown arm"):
+        run_parb(8, ["C", "Z9"], out_dir=tmp_path / "o", progress=False)
+    assert not (tmp_path / "o").exists()

@@ -272,17 +272,6 @@ def _no_llm_reason() -> str:
     return NO_LLM_REASON
 
 
-class _WriterAdapter:
-    """Gives the LLM writer the ``encode(text, ...)`` call the deterministic encoder has."""
-
-    def __init__(self, writer: Any) -> None:
-        self.writer = writer
-        self.name = "llm"
-
-    def encode(self, text: str, **kw: Any) -> Any:
-        return self.writer.write(text, **kw)
-
-
 def _make_writer(writer: str) -> Any:
     if writer == "deterministic":
         from analogist.encode.deterministic import DeterministicEncoder
@@ -294,7 +283,7 @@ def _make_writer(writer: str) -> Any:
             raise AnalogistError("--writer llm: " + _no_llm_reason())
         from analogist.encode.llm_writer import LLMWriter
 
-        return _WriterAdapter(LLMWriter(provider))
+        return LLMWriter(provider)
     raise AnalogistError(f"--writer must be 'deterministic' or 'llm', got {writer!r}")
 
 
@@ -368,20 +357,21 @@ def add_command(
         else:
             for f in files:
                 records.extend(_records(f))
-        if records:
-            for where, rec in records:
-                try:
-                    sig = validate_signature(rec, source=where)
-                    # unknown relations become proposed terms (with a warning); a wrong arity
-                    # is an error here, before anything is stored
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore" if from_text else "default")
-                        check_vocabulary(sig, vocab)
-                    sigs.append(sig)
-                except AnalogistError as e:
-                    if e.source is None:
-                        e = type(e)(e.message, source=where, line=e.line, field=e.field)
-                    raise e from None
+        for where, rec in records:
+            try:
+                sig = validate_signature(rec, source=where)
+                # unknown relations become proposed terms (with a warning; the writers' own
+                # proposals are recorded below instead); a wrong arity is an error here,
+                # before anything is stored
+                with warnings.catch_warnings():
+                    if from_text:
+                        warnings.simplefilter("ignore")
+                    check_vocabulary(sig, vocab)
+                sigs.append(sig)
+            except AnalogistError as e:
+                if e.source is None:
+                    e = type(e)(e.message, source=where, line=e.line, field=e.field)
+                raise e from None
         embed_fn = None
         if embed:
             from analogist.index.embed import default_embedder
@@ -836,7 +826,7 @@ def bench_parb_command(
         if provider is None:
             _fail("--writer llm: " + _no_llm_reason())
         from analogist.encode.llm_writer import LLMWriter
-        encoder = _WriterAdapter(LLMWriter(provider))
+        encoder = LLMWriter(provider)
     try:
         res = run_parb(items, names, representation=representation, split=split, seed=seed,
                        out_dir=out, progress=progress, provider=provider, encoder=encoder)

@@ -43,7 +43,8 @@ from analogist.signature import (
 )
 from analogist.vocabulary import Vocabulary
 
-__all__ = ["PARAMETRIC_LABEL", "ParametricAnalogue", "ParametricResult", "propose_parametric"]
+__all__ = ["PARAMETRIC_LABEL", "ParametricAnalogue", "ParametricResult", "judge_analogues",
+           "propose_parametric"]
 
 PARAMETRIC_LABEL = "parametric"
 MAX_K = 10
@@ -216,3 +217,27 @@ def propose_parametric(target: Signature, provider: LLMProvider | None, *, k: in
         except SignatureError as e:
             out.notes.append(f"analogues[{n}] dropped: {e}")
     return out
+
+
+def judge_analogues(result: ParametricResult, target: Signature, *,
+                    vocab: Vocabulary | None = None, params: Any | None = None,
+                    ) -> tuple[list[dict[str, Any]], list[str]]:
+    """Judge every analogue of ``result`` as a source for ``target`` (seed 000 §7 change 5:
+    labelled ``parametric`` and scored apart from memory hits). Returns one record per judged
+    analogue and a note for each that could not be judged."""
+    from analogist.judge import judge
+
+    out: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for a in result.analogues:
+        try:
+            rep = judge(a.signature, target, vocab=vocab, params=params)
+        except AnalogistError as e:
+            notes.append(f"parametric analogue {a.title!r}: {e}")
+            continue
+        out.append({"label": a.label, "title": a.title, "domain": a.domain,
+                    "description": a.description, "mechanism": a.mechanism,
+                    "score": rep.normalized_score, "verdict": rep.verdict,
+                    "transfer": rep.transfer, "report": rep.to_json(),
+                    "signature": a.signature.to_data()})
+    return out, notes

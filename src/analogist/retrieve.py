@@ -440,7 +440,7 @@ class Retriever:
         if h.schema:
             return h
         try:
-            src = self.memory.get(h.id, namespace=self.namespace).signature
+            src = self._episode(h.id)[0].signature        # compiled and cached by FAC
             verdict = critic.review(src, target, dict(h.report.role_map))
         except AnalogistError as e:
             skipped.append(f"critic on {h.episode_id}: {e}")
@@ -449,7 +449,7 @@ class Retriever:
 
     def _parametric(self, parametric: Any, target: Signature,
                     skipped: list[str]) -> tuple[dict[str, Any], ...]:
-        from analogist.judge import judge
+        from analogist.parametric import judge_analogues
 
         try:
             res = parametric(target)
@@ -459,18 +459,8 @@ class Retriever:
         if getattr(res, "skipped", None):
             skipped.append(f"parametric channel: {res.skipped}")
             return ()
-        out = []
-        for a in res.analogues:
-            try:
-                rep = judge(a.signature, target, vocab=self.vocab, params=self.params.judge)
-            except AnalogistError as e:
-                skipped.append(f"parametric analogue {a.title!r}: {e}")
-                continue
-            out.append({"label": a.label, "title": a.title, "domain": a.domain,
-                        "description": a.description, "mechanism": a.mechanism,
-                        "score": rep.normalized_score, "verdict": rep.verdict,
-                        "transfer": rep.transfer, "report": rep.to_json(),
-                        "signature": a.signature.to_data()})
+        out, notes = judge_analogues(res, target, vocab=self.vocab, params=self.params.judge)
+        skipped.extend(notes)
         return tuple(out)
 
     def _fac(self, sid: int, target: Signature, target_desc: Description, target_total: float,

@@ -211,6 +211,10 @@ class LLMWriter:
         self.max_tokens = max_tokens
         self.clock = clock or (lambda: datetime.now(UTC))
 
+    def encode(self, text: str, **kw: Any) -> EncodeResult:
+        """:meth:`write` under the name every writer shares (``DeterministicEncoder.encode``)."""
+        return self.write(text, **kw)
+
     @property
     def writer_name(self) -> str:
         return ("llm:" + str(self.provider.model))[:100]

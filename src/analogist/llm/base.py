@@ -76,6 +76,16 @@ class Usage:
                 "retries": self.retries, "repairs": self.repairs}
 
 
+def sum_usage(*parts: Mapping[str, Any]) -> dict[str, Any]:
+    """Add usage records (``Usage.to_json()`` dicts) field by field; non-numbers are skipped."""
+    tot: dict[str, Any] = {}
+    for u in parts:
+        for k, v in u.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                tot[k] = tot.get(k, 0) + v
+    return tot
+
+
 @dataclass(frozen=True)
 class LLMResult:
     """One completed, schema-valid call.

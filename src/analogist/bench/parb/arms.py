@@ -330,17 +330,14 @@ def _mapping_output(item: dict[str, Any], chosen: str, ranking: list[str],
 
 def parametric_records(res: Any, query: Any) -> list[dict[str, Any]]:
     """The labelled parametric channel's analogues, each judged against the query (seed 000
-    §7 change 5: tagged ``parametric`` and scored apart — never counted in U/F/N)."""
-    out = []
-    for a in getattr(res, "analogues", []) or []:
-        try:
-            rep = judge(a.signature, query)
-            verdict, transfer, score = rep.verdict, rep.transfer, rep.normalized_score
-        except Exception as e:  # noqa: BLE001 - a model-made analogue may not compile
-            verdict, transfer, score = f"not judged: {type(e).__name__}", False, 0.0
-        out.append({"label": a.label, "title": a.title, "domain": a.domain,
-                    "verdict": verdict, "transfer": transfer, "score": round(score, 4)})
-    return out
+    §7 change 5: tagged ``parametric`` and scored apart — never counted in U/F/N); the compact
+    per-item form of :func:`analogist.parametric.judge_analogues`."""
+    from analogist.parametric import judge_analogues
+
+    recs, _notes = judge_analogues(res, query)
+    return [{k: (round(r[k], 4) if k == "score" else r[k])
+             for k in ("label", "title", "domain", "verdict", "transfer", "score")}
+            for r in recs]
 
 
 # -- the arms ----------------------------------------------------------------------------------------
@@ -407,14 +404,9 @@ class MappingArm:
         self._usage: list[dict[str, Any]] = []
 
     def usage(self) -> dict[str, Any] | None:
-        if not self._usage:
-            return None
-        tot: dict[str, Any] = {}
-        for u in self._usage:
-            for k, v in u.items():
-                if isinstance(v, (int, float)):
-                    tot[k] = tot.get(k, 0) + v
-        return tot
+        from analogist.llm.base import sum_usage
+
+        return sum_usage(*self._usage) if self._usage else None
 
     def run(self, item: dict[str, Any], ctx: ArmContext) -> ArmOutput:
         res = ctx.find()

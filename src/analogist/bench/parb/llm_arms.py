@@ -25,7 +25,7 @@ import json
 from typing import Any
 
 from analogist.bench.parb.arms import ArmContext, ArmOutput
-from analogist.llm.base import LLMError, LLMProvider, Usage
+from analogist.llm.base import LLMError, LLMProvider, Usage, sum_usage
 
 __all__ = ["ANSWER_SCHEMA", "HINT", "PROMPT_VERSION", "LLMArm"]
 
@@ -80,11 +80,7 @@ class LLMArm:
         self._par_usage: list[dict[str, Any]] = []
 
     def usage(self) -> dict[str, Any]:
-        u = self._usage.to_json()
-        for x in self._par_usage:            # the parametric channel's calls count too
-            for k in ("calls", "prompt_tokens", "completion_tokens", "total_tokens"):
-                u[k] = u.get(k, 0) + int(x.get(k, 0) or 0)
-        return u
+        return sum_usage(self._usage.to_json(), *self._par_usage)  # + the parametric channel
 
     def _parametric(self, ctx: ArmContext) -> list[dict[str, Any]]:
         """A1 only: the model's own analogues for the query (analogical prompting), labelled
