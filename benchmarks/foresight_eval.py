@@ -147,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     cal_s = calibrate(corpus, dev, params=base, arm="surface", embedder=embedder,
                       source=f"dev split ({len(dev)} targets), in this run")
     bundled = bundled_calibration("cana")
-    same = bundled is not None and bundled.rates == cal_c.rates and bundled.pi == cal_c.pi
+    same = bundled is not None and all(
+        bundled.to_json()[k] == cal_c.to_json()[k] for k in ("rates", "pi"))
     (out / "calibration.json").write_text(json.dumps(
         {"cana": cal_c.to_json(), "surface": cal_s.to_json(),
          "equals_bundled": same}, indent=1, sort_keys=True) + "\n", encoding="utf-8")

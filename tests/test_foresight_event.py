@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tests.foresight_fixtures import CRISIS, CRISIS_LINKS, crisis, make_event
 
 from analogist.errors import AnalogistError, InputTooLargeError, ParseError
 from analogist.foresight.event import (
@@ -23,6 +22,7 @@ from analogist.foresight.event import (
     validate_event,
 )
 from analogist.signature import compile_signature
+from tests.foresight_fixtures import CRISIS, CRISIS_LINKS, crisis, make_event
 
 
 def _data(**over):

@@ -13,6 +13,8 @@
 * **cross-analogy invariants** — hypotheses confirmed by two or more independent analogies;
 * **predicted hidden factors** — asserted hypotheses the target does not yet show, with the
   posterior, the confirming analogies, each one's factor text and its anchor in the target;
+* **leading hypotheses below the threshold** — supported but unconfirmed hidden-factor
+  hypotheses, most probable first (what to watch for);
 * **key uncertainties** — supported but unconfirmed hypotheses, positions no analogy reached,
   rejected candidates and why, skipped steps, and Theorem 5's independence assumption.
 """
@@ -202,7 +204,21 @@ def brief_markdown(res: ForesightResult, *, chart: str | None = None) -> str:
         for i in e["instances"]:
             lab = " [parametric]" if i["label"] == "parametric" else ""
             out.append(f"  - {i['name']}{lab}: {i['text']} ({i['via']})")
+    out += ["", "## Leading hypotheses below the threshold", ""]
+    if not b["under_confirmed"]:
+        out.append("None: no analogy projects anything the target does not already show.")
+    else:
+        out.append(f"Supported by at least one analogy but short of {1 - pr['delta']:.2f}; "
+                   f"what to watch for, most probable first.")
+        out.append("")
+    for e in b["under_confirmed"][:8]:
+        names = ", ".join(sorted({i["name"] for i in e["instances"]}))
+        out.append(f"- {e['position']}: `{e['mechanism']}` — posterior {e['posterior']:.3f} "
+                   f"({e['confirmations']} confirming, {e['disconfirmations']} dissenting "
+                   f"independent analogies: {names}). *{e['definition']}*")
     out += ["", "## Mechanism statements", ""]
+    if not b["mechanism_statements"]:
+        out.append("No position hypothesis reaches the confirmation threshold.")
     for e in b["mechanism_statements"]:
         kind = "observed, confirmed" if e["observed"] else "hidden, inferred"
         names = ", ".join(sorted({i["name"] for i in e["instances"]}))

@@ -531,9 +531,29 @@ class Corpus:
 
         key = normalize_name(name)
         for e in self.events:
-            if key == e.event_id or key in {normalize_name(n) for n in e.names()}:
+            if name.strip() == e.event_id or key in {normalize_name(n) for n in e.names()}:
                 return e
         return None
+
+    def search(self, name: str, limit: int = 5) -> list[Event]:
+        """Events whose id, name or aliases contain every content word of ``name`` (for
+        suggestions when :meth:`lookup` finds nothing), best (fewest extra words) first."""
+        from analogist.foresight.filter import normalize_name
+
+        words = {w for w in normalize_name(name).split() if w not in ("of", "the", "and")}
+        if not words:
+            return []
+        scored = []
+        for e in self.events:
+            best = None
+            for n in (*e.names(), e.event_id.replace("-", " ")):
+                have = set(normalize_name(n).split())
+                if words <= have:
+                    extra = len(have - words)
+                    best = extra if best is None else min(best, extra)
+            if best is not None:
+                scored.append((best, e.event_id, e))
+        return [e for _, _, e in sorted(scored)[:limit]]
 
     def ancestors(self, event_id: str) -> set[str]:
         """Every event this one is (transitively) part of."""
