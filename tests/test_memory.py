@@ -307,13 +307,13 @@ def test_schemas_and_vocab(db: Path) -> None:
 # -- migrations ------------------------------------------------------------------------------
 def test_migrations_recorded_and_idempotent(db: Path) -> None:
     with Memory.open(db) as mem:
-        assert mem.schema_version() == SCHEMA_VERSION == 1
+        assert mem.schema_version() == SCHEMA_VERSION == msql.MIGRATIONS[-1][0]
         mem.add(sig("a"))
     for _ in range(2):
         with Memory.open(db) as mem:
             assert mem.count() == 1
             rows = mem.conn.execute("SELECT version FROM schema_version").fetchall()
-            assert rows == [(1,)]
+            assert rows == [(v,) for v, _d, _s in msql.MIGRATIONS]
             assert mem.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
             assert mem.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert tables(db) >= TABLES
@@ -323,21 +323,24 @@ def test_forward_migration_and_failed_migration(db: Path, monkeypatch: pytest.Mo
                                                 ) -> None:
     with Memory.open(db) as mem:
         mem.add(sig("a"))
-    broken = [*msql.MIGRATIONS, (2, "broken", ("CREATE TABLE extra (x INTEGER)",
-                                              "CREATE TABLE extra (x INTEGER)"))]
+    cur = msql.SCHEMA_VERSION
+    nxt = cur + 1
+    broken = [*msql.MIGRATIONS, (nxt, "broken", ("CREATE TABLE extra (x INTEGER)",
+                                                "CREATE TABLE extra (x INTEGER)"))]
     monkeypatch.setattr(msql, "MIGRATIONS", broken)
-    monkeypatch.setattr(msql, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(msql, "SCHEMA_VERSION", nxt)
     with pytest.raises(StoreError):
         Memory.open(db)
     assert "extra" not in tables(db)  # the whole migration rolled back
-    good = [*msql.MIGRATIONS[:1], (2, "extra table", ("CREATE TABLE extra (x INTEGER)",))]
+    good = [*msql.MIGRATIONS[:cur], (nxt, "extra table", ("CREATE TABLE extra (x INTEGER)",))]
     monkeypatch.setattr(msql, "MIGRATIONS", good)
     with Memory.open(db) as mem:
-        assert mem.schema_version() == 2 and mem.count() == 1
+        assert mem.schema_version() == nxt and mem.count() == 1
     with Memory.open(db) as mem:
-        assert [r[0] for r in mem.conn.execute("SELECT version FROM schema_version")] == [1, 2]
-    monkeypatch.setattr(msql, "MIGRATIONS", good[:1])
-    monkeypatch.setattr(msql, "SCHEMA_VERSION", 1)
+        assert [r[0] for r in mem.conn.execute("SELECT version FROM schema_version")] == \
+            list(range(1, nxt + 1))
+    monkeypatch.setattr(msql, "MIGRATIONS", good[:cur])
+    monkeypatch.setattr(msql, "SCHEMA_VERSION", cur)
     with pytest.raises(SchemaVersionError):
         Memory.open(db)
 

@@ -1216,3 +1216,357 @@ def check_command(
     else:
         sys.stdout.write(report.render())
     raise typer.Exit(0 if report.all_pass else 1)
+
+
+# -- issue 10: consolidation, triggers, plans (appended block) -----------------------------
+
+@app.command("consolidate")
+def consolidate_command(
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    namespace: str = typer.Option("default", "--namespace", help=NAMESPACE_HELP),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Compute without writing."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
+) -> None:
+    """Induce schemas from episodes that map well, merge vocabulary synonyms, report vocabulary
+    health and re-abstract episodes lacking levels (seed 000 §9), in one transaction."""
+    from analogist.consolidate import consolidate
+
+    try:
+        with _open_store(store) as m:
+            rep = consolidate(m, namespace, dry_run=dry_run)
+    except AnalogistError as e:
+        _fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(rep.to_json(), ensure_ascii=False, indent=2))
+    else:
+        typer.echo(rep.render())
+
+
+triggers_app = typer.Typer(help="Trigger policy for analogy (seed 000 §10).",
+                           no_args_is_help=True)
+app.add_typer(triggers_app, name="triggers")
+
+
+@triggers_app.command("check")
+def triggers_check_command(
+    action_log: Path = typer.Argument(..., help="Action log (JSON or YAML)."),
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    namespace: str = typer.Option("default", "--namespace", help=NAMESPACE_HELP),
+    record: bool = typer.Option(False, "--record",
+                                help="Record the firing in the store's analogy log (and read "
+                                     "today's tier-2 spending from it)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
+) -> None:
+    """Which tier (0/1/2) the action log calls for, and the triggers that fired."""
+    from analogist.triggers import decide, decide_and_record, load_action_log
+
+    try:
+        log = load_action_log(action_log)
+        log_id = None
+        if record:
+            with _open_store(store) as m:
+                d, log_id = decide_and_record(m, log, namespace=namespace)
+        else:
+            d = decide(log)
+    except AnalogistError as e:
+        _fail(str(e))
+    out = {**d.to_json(), "log_id": log_id}
+    if as_json:
+        typer.echo(json.dumps(out, ensure_ascii=False, indent=2))
+        return
+    typer.echo(f"tier: {'none' if d.tier is None else d.tier}"
+               + (" (tier 2 blocked by the daily token budget)" if d.budget_blocked else ""))
+    for t, why in sorted(d.fired.items()):
+        typer.echo(f"  {t}: {why}")
+    for t, why in sorted(d.weak.items()):
+        typer.echo(f"  (weak, no tier) {t}: {why}")
+
+
+@triggers_app.command("fit")
+def triggers_fit_command(
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    namespace: str = typer.Option("default", "--namespace", help=NAMESPACE_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
+) -> None:
+    """Per-trigger useful-analogy and negative-transfer rates from logged outcomes."""
+    from analogist.triggers import fit_triggers
+
+    try:
+        with _open_store(store) as m:
+            res = fit_triggers(m, namespace)
+    except AnalogistError as e:
+        _fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(res, ensure_ascii=False, indent=2))
+        return
+    typer.echo(f"{res['firings']} firing(s) in namespace {namespace!r}")
+    for t, s in res["triggers"].items():
+        ur = "n/a" if s["useful_rate"] is None else f"{s['useful_rate']:.2f}"
+        nr = "n/a" if s["negative_rate"] is None else f"{s['negative_rate']:.2f}"
+        typer.echo(f"  {t}{' (weak)' if s['weak'] else ''}: {s['firings']} firing(s), "
+                   f"{s['with_outcome']} with outcome; useful {ur}, negative transfer {nr}")
+
+
+plans_app = typer.Typer(help="Role-parameterised plans and macros (seed 000 §12).",
+                        no_args_is_help=True)
+app.add_typer(plans_app, name="plans")
+
+
+@plans_app.command("add")
+def plans_add_command(
+    plan_file: Path = typer.Argument(..., help="Plan (JSON or YAML)."),
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    namespace: str = typer.Option("default", "--namespace", help=NAMESPACE_HELP),
+) -> None:
+    """Store a role-parameterised plan."""
+    from analogist.plans import load_plan, store_plan
+
+    try:
+        plan = load_plan(plan_file)
+        with _open_store(store) as m:
+            pid = store_plan(m, plan, namespace=namespace)
+    except AnalogistError as e:
+        _fail(str(e))
+    typer.echo(f"stored plan {plan.name!r} as id {pid}")
+
+
+@plans_app.command("list")
+def plans_list_command(
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    namespace: str = typer.Option("default", "--namespace", help=NAMESPACE_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
+) -> None:
+    """List stored plans and macros with their reuse record."""
+    from analogist.plans import review_plans
+
+    try:
+        with _open_store(store) as m:
+            res = review_plans(m, namespace=namespace, apply=False)
+    except AnalogistError as e:
+        _fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(res["plans"], ensure_ascii=False, indent=2))
+        return
+    for p in res["plans"]:
+        rate = "n/a" if p["reuse_success_rate"] is None else f"{p['reuse_success_rate']:.2f}"
+        typer.echo(f"{p['id']}  {p['name']}  [{p['status']}]  independent successes "
+                   f"{p['independent_successes']}, reuse success {rate} "
+                   f"({p['reuse_outcomes']} outcome(s))")
+
+
+@plans_app.command("match")
+def plans_match_command(
+    target_file: Path = typer.Argument(..., help="Target signature (JSON or YAML)."),
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    namespace: str = typer.Option("default", "--namespace", help=NAMESPACE_HELP),
+    task: str | None = typer.Option(None, "--task",
+                                    help="Log the offer of the best plan for this task id."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
+) -> None:
+    """Instantiate the best-matching plan for a target, gaps marked (or say: plan from
+    scratch)."""
+    from analogist.plans import instantiate, offer, retrieve_plans
+    from analogist.signature import load_signature
+
+    try:
+        target = load_signature(target_file)
+        with _open_store(store) as m:
+            found = retrieve_plans(m, target, namespace=namespace, k=1)
+            inst = instantiate(found[0].plan, target) if found else None
+            use_id = (offer(m, found[0].plan_id, inst, task=task, namespace=namespace)
+                      if found and inst is not None and task else None)
+    except AnalogistError as e:
+        _fail(str(e))
+    if as_json:
+        typer.echo(json.dumps({"plan": found[0].to_json() if found else None,
+                               "instantiation": inst.to_json() if inst else None,
+                               "use_id": use_id}, ensure_ascii=False, indent=2))
+        return
+    typer.echo(inst.render() if inst else "no stored plan maps onto this target: plan from "
+               "scratch")
+
+
+@plans_app.command("review")
+def plans_review_command(
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    namespace: str = typer.Option("default", "--namespace", help=NAMESPACE_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
+) -> None:
+    """Promote plans with two independent successful reuses to macros; retire macros that do
+    worse than planning from scratch."""
+    from analogist.plans import review_plans
+
+    try:
+        with _open_store(store) as m:
+            res = review_plans(m, namespace=namespace)
+    except AnalogistError as e:
+        _fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(res, ensure_ascii=False, indent=2))
+        return
+    typer.echo(f"promoted: {', '.join(res['promoted']) or 'none'}; "
+               f"retired: {', '.join(res['retired']) or 'none'}")
+
+
+@app.command("ledger")
+def ledger_command(
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    namespace: str = typer.Option("default", "--namespace", help=NAMESPACE_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
+) -> None:
+    """The negative-transfer ledger: analogy-driven actions against the no-analogy
+    counterfactual."""
+    from analogist.triggers import ledger_summary
+
+    try:
+        with _open_store(store) as m:
+            res = ledger_summary(m, namespace)
+    except AnalogistError as e:
+        _fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(res, ensure_ascii=False, indent=2))
+        return
+    rate = "n/a" if res["negative_transfer_rate"] is None else \
+        f"{res['negative_transfer_rate']:.2f}"
+    typer.echo(f"{res['entries']} entr(ies); with a counterfactual {res['with_counterfactual']}: "
+               f"better {res['better']}, same {res['same']}, worse {res['worse']}; "
+               f"negative-transfer rate {rate}")
+
+
+# -- external analogy benchmarks (issue 8, item 5) ---------------------------------------------
+@bench_app.command("external")
+def bench_external_command(
+    name: str = typer.Argument(..., metavar="NAME",
+                               help="arn, analobench-t1, analobench-t2, storyanalogy, "
+                                    "parallelparc-mc, parallelparc-binary, rattermann or "
+                                    "historical."),
+    path: str = typer.Argument(..., metavar="PATH",
+                               help="The set's file, or the folder holding its files."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON only."),
+    limit: int | None = typer.Option(None, "--limit", min=1,
+                                     help="Evaluate a seeded subsample of this many items "
+                                          "(rows for ParallelPARC)."),
+    seed: int = typer.Option(0, "--seed", help="Subsampling, task-building and tie seed."),
+    details: str | None = typer.Option(None, "--details",
+                                       help="Also write per-item outcomes and paired "
+                                            "statistics (JSON) to this file."),
+) -> None:
+    """Run a public analogy benchmark through analogist's pipeline (deterministic encoder + SME)
+    and the surface baseline (embedding cosine); print accuracy (retrieval sets: MAP, MRR,
+    hit@k) per condition with n and chance. No downloads: PATH holds the set's files."""
+    from analogist.bench.external import external_command
+
+    try:
+        out = external_command(name, path, limit=limit, seed=seed, as_json=as_json,
+                               details=details)
+    except AnalogistError as e:
+        _fail(str(e))
+    sys.stdout.write(out)
+
+
+# -- retrieval evaluation harness (issue 8; seed 002) ------------------------------------------
+eval_app = typer.Typer(help="Retrieval evaluation harness (seed 002): pinned gold sets, repeated "
+                            "runs, paired comparison with a stated noise floor.",
+                       no_args_is_help=True)
+app.add_typer(eval_app, name="eval")
+
+
+@eval_app.command("build")
+def eval_build_command(
+    store: Path | None = typer.Option(None, "--store", help="The SQLite store to derive from."),
+    namespace: str = typer.Option("default", "--namespace", help=NAMESPACE_HELP),
+    out: Path = typer.Option(..., "--out", help="Where to write the gold set (JSON)."),
+    paraphrases: Path | None = typer.Option(None, "--paraphrases",
+                                            help="Hand-written paraphrase queries: a JSON/YAML "
+                                                 "list of {target, text}; machine-checked."),
+) -> None:
+    """Derive a pinned gold set (categories of seed 002 adapted to analogy) from a store."""
+    from analogist.bench.harness.cli import eval_build
+
+    try:
+        gold = eval_build(store, namespace, out, paraphrases)
+    except AnalogistError as e:
+        _fail(str(e))
+    counts = ", ".join(f"{k} {v}" for k, v in gold.counts().items())
+    typer.echo(f"wrote {out}: {len(gold.queries)} queries ({counts})")
+
+
+@eval_app.command("check")
+def eval_check_command(
+    gold: Path = typer.Argument(..., help="The gold set (JSON)."),
+    store: Path | None = typer.Option(None, "--store", help="The SQLite store to check against."),
+    namespace: str | None = typer.Option(None, "--namespace",
+                                         help="Namespace (default: the gold set's)."),
+) -> None:
+    """Re-validate winnability; exit 1 when a query became unwinnable or leaky."""
+    from analogist.bench.harness.cli import eval_check
+
+    try:
+        problems = eval_check(gold, store, namespace)
+    except AnalogistError as e:
+        _fail(str(e))
+    for line in problems:
+        typer.echo(line)
+    if problems:
+        typer.echo(f"{len(problems)} query(ies) no longer winnable", err=True)
+        raise typer.Exit(1)
+    typer.echo("ok: every query is still winnable")
+
+
+@eval_app.command("run")
+def eval_run_command(
+    gold: Path = typer.Argument(..., help="The gold set (JSON)."),
+    store: Path | None = typer.Option(None, "--store", help="The SQLite store to query."),
+    runs: int = typer.Option(3, "--runs", min=1, help="Repeated runs (drift is measured)."),
+    retriever: str = typer.Option("fused", "--retriever",
+                                  help="fused, structural, surface or associative."),
+    out: Path = typer.Option(..., "--out", help="Where to write the results (JSON)."),
+    namespace: str | None = typer.Option(None, "--namespace",
+                                         help="Namespace (default: the gold set's)."),
+) -> None:
+    """Run the gold set N times against one retriever; hit@5, recall, precision, MRR, latency."""
+    from analogist.bench.harness.cli import eval_run
+
+    try:
+        res = eval_run(gold, store, runs, retriever, out, namespace)
+    except AnalogistError as e:
+        _fail(str(e))
+    for r in res["runs"]:
+        s = r["summary"]
+        typer.echo(f"run {r['run']}: hit@5 {s['hit@5']:.1%}  recall@5 {s['recall@5']:.1%}  "
+                   f"precision@5 {s['precision@5']:.1%}  MRR@10 {s['mrr@10']:.3f}  "
+                   f"p50 {s['latency_ms']['p50']:.1f} ms")
+    typer.echo(f"wrote {out}")
+
+
+@eval_app.command("compare")
+def eval_compare_command(
+    a: Path | None = typer.Argument(None, help="Baseline result file."),
+    b: Path | None = typer.Argument(None, help="Candidate result file."),
+    baseline: str | None = typer.Option(None, "--baseline",
+                                        help="Git ref (or source-tree directory) to build as "
+                                             "the baseline."),
+    candidate: str | None = typer.Option(None, "--candidate",
+                                         help="Git ref (or source-tree directory) to build as "
+                                              "the candidate."),
+    gold: Path | None = typer.Option(None, "--gold", help="With refs: the gold set."),
+    store: Path | None = typer.Option(None, "--store", help="With refs: the store."),
+    retriever: str = typer.Option("fused", "--retriever", help="With refs: the retriever."),
+    runs: int = typer.Option(3, "--runs", min=1, help="With refs: runs per side."),
+    repo: Path = typer.Option(Path("."), "--repo", help="With refs: the git repository."),
+    out: Path | None = typer.Option(None, "--out", help="Also write the comparison (JSON)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
+) -> None:
+    """Paired comparison: McNemar, minimum detectable swing, drift, noise floor, verdict."""
+    from analogist.bench.harness.cli import eval_compare
+
+    try:
+        cmp, text = eval_compare(a, b, baseline=baseline, candidate=candidate, gold=gold,
+                                 store=store, retriever=retriever, runs=runs, repo=repo,
+                                 out=out)
+    except AnalogistError as e:
+        _fail(str(e))
+    if as_json:
+        sys.stdout.write(json.dumps(cmp, indent=2, sort_keys=True) + "\n")
+    else:
+        typer.echo(text)

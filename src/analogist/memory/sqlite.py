@@ -4,8 +4,8 @@ A :class:`Memory` stores Structural Signatures with the indexes MAC needs — co
 fingerprints, optional abstract-text embeddings — plus induced schemas, a vocabulary table and a log
 of every analogy attempt. It knows nothing of SME; ``retrieve`` joins the two.
 
-Tables (schema version 1)
--------------------------
+Tables (schema version 2; version 2 adds the columns and tables marked "v2")
+----------------------------------------------------------------------------
 * ``schema_version(version, applied_at, description)`` — one row per applied migration;
 * ``signatures(id, namespace, episode_id, kind, json, source_hash, created_at, superseded_by,
   verified)`` — ``json`` is the canonical text of :func:`~analogist.signature.dump_signature`;
@@ -20,7 +20,15 @@ Tables (schema version 1)
 * ``schemas(id, namespace, name, description, members, times_used, times_verified)``;
 * ``vocab(namespace, name, kind, arity, definition, status, count)``;
 * ``analogy_log(id, namespace, created_at, target, candidates, mapping, score, verdict,
-  transferred, prediction)``.
+  transferred, prediction, trigger, tier, tokens, outcome)`` — v2: the trigger(s) that fired the
+  attempt (seed 000 §10), its tier, tokens spent and what it led to (:data:`OUTCOMES`);
+* v2: ``schemas.meta`` (how a schema was induced), ``vocab.merged_into``,
+  ``vocab_merges(namespace, alias, canonical, count_moved, reason, merged_at)`` (the merge map);
+* v2: ``transfer_ledger(id, namespace, created_at, log_id, item, action, analogy_result,
+  counterfactual_result, higher_is_better, verdict)`` — the negative-transfer ledger;
+* v2: ``plans(id, namespace, name, json, status, created_at, status_changed_at)`` and
+  ``plan_uses(id, namespace, plan_id, created_at, task, coverage, decision, status,
+  instantiation, success, steps, tokens)`` — role-parameterised plans and their reuse record.
 
 Every child row references ``signatures`` with ``ON DELETE CASCADE``.
 
@@ -75,6 +83,8 @@ __all__ = [
     "NotFoundError",
     "SchemaVersionError",
     "StoreError",
+    "OUTCOMES",
+    "PLAN_STATUSES",
     "StoredEpisode",
 ]
 
@@ -169,6 +179,63 @@ MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
             prediction TEXT
         )""",
         "CREATE INDEX analogy_log_ns ON analogy_log(namespace, id)",
+    )),
+    (2, "consolidation, triggers, plans and the negative-transfer ledger", (
+        # analogy_log: the trigger that fired the attempt, its tier, tokens spent, the outcome
+        "ALTER TABLE analogy_log ADD COLUMN trigger TEXT",
+        "ALTER TABLE analogy_log ADD COLUMN tier INTEGER",
+        "ALTER TABLE analogy_log ADD COLUMN tokens INTEGER",
+        "ALTER TABLE analogy_log ADD COLUMN outcome TEXT",
+        "ALTER TABLE schemas ADD COLUMN meta TEXT",
+        "ALTER TABLE vocab ADD COLUMN merged_into TEXT",
+        """CREATE TABLE vocab_merges (
+            id INTEGER PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            alias TEXT NOT NULL,
+            canonical TEXT NOT NULL,
+            count_moved INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            merged_at TEXT NOT NULL,
+            UNIQUE (namespace, alias)
+        )""",
+        """CREATE TABLE transfer_ledger (
+            id INTEGER PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            log_id INTEGER REFERENCES analogy_log(id) ON DELETE SET NULL,
+            item TEXT NOT NULL,
+            action TEXT NOT NULL,
+            analogy_result REAL NOT NULL,
+            counterfactual_result REAL,
+            higher_is_better INTEGER NOT NULL DEFAULT 1,
+            verdict TEXT NOT NULL CHECK (verdict IN ('better', 'same', 'worse', 'unknown'))
+        )""",
+        "CREATE INDEX transfer_ledger_ns ON transfer_ledger(namespace, id)",
+        """CREATE TABLE plans (
+            id INTEGER PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            name TEXT NOT NULL,
+            json TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'plan' CHECK (status IN ('plan', 'macro', 'retired')),
+            created_at TEXT NOT NULL,
+            status_changed_at TEXT,
+            UNIQUE (namespace, name)
+        )""",
+        """CREATE TABLE plan_uses (
+            id INTEGER PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            plan_id INTEGER REFERENCES plans(id) ON DELETE CASCADE,
+            created_at TEXT NOT NULL,
+            task TEXT NOT NULL,
+            coverage REAL,
+            decision TEXT NOT NULL CHECK (decision IN ('adapted', 'from_scratch')),
+            status TEXT NOT NULL CHECK (status IN ('offered', 'rejected', 'unoffered')),
+            instantiation TEXT,
+            success INTEGER CHECK (success IN (0, 1)),
+            steps INTEGER,
+            tokens INTEGER
+        )""",
+        "CREATE INDEX plan_uses_ns ON plan_uses(namespace, plan_id)",
     )),
 ]
 """Forward-only migrations: (version, description, statements). Never edit a released entry;
@@ -341,6 +408,42 @@ def _limit(value: Any, field: str, *, allow_none: bool = True) -> int:
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+OUTCOMES: tuple[str, ...] = ("useful", "not_useful", "negative")
+"""What a logged analogy attempt led to: a useful analogy, one that did not help, or a negative
+transfer (worse than acting without it)."""
+
+PLAN_STATUSES: tuple[str, ...] = ("plan", "macro", "retired")
+
+
+def _term_row(ns: str, name: Any, kind: Any, arity: Any, definition: Any, status: Any,
+              count: Any, merged_into: Any) -> tuple[Any, ...]:
+    for f, v, n in (("name", name, 200), ("kind", kind, 50), ("definition", definition,
+                                                               MAX_TEXT)):
+        if not isinstance(v, str) or len(v) > n or (f != "definition" and not v):
+            raise StoreError(f"{f} must be a string of at most {n} characters", field=f)
+    if status not in ("declared", "proposed", "merged"):
+        raise StoreError("status must be declared, proposed or merged", field="status")
+    for f, v in (("arity", arity), ("count", count)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise StoreError(f"{f} must be a non-negative integer", field=f)
+    if merged_into is not None and (not isinstance(merged_into, str)
+                                    or not 1 <= len(merged_into) <= 200):
+        raise StoreError("merged_into must be null or a term name", field="merged_into")
+    if (status == "merged") != (merged_into is not None):
+        raise StoreError("a merged term names the term it was merged into (and only a merged "
+                         "term does)", field="merged_into")
+    return (ns, name, kind, arity, definition, status, count, merged_into)
+
+
+def _trigger_fields(trigger: Any, tier: Any, tokens: Any
+                    ) -> tuple[str | None, int | None, int | None]:
+    trig = _json_text(trigger, "trigger", nullable=True)
+    if tier is not None and (isinstance(tier, bool) or tier not in (0, 1, 2)):
+        raise StoreError(f"tier must be 0, 1 or 2, got {tier!r}"[:200], field="tier")
+    tok = None if tokens is None else _limit(tokens, "tokens")
+    return trig, tier, tok
 
 
 # -- the store -----------------------------------------------------------------------------
@@ -712,15 +815,22 @@ class Memory:
         rows = self.conn.execute(
             "SELECT namespace FROM signatures UNION SELECT namespace FROM analogy_log "
             "UNION SELECT namespace FROM schemas UNION SELECT namespace FROM vocab "
+            "UNION SELECT namespace FROM plans UNION SELECT namespace FROM transfer_ledger "
             "ORDER BY 1").fetchall()
         return [r[0] for r in rows]
 
     # -- analogy log -----------------------------------------------------------------------
     def log_analogy(self, namespace: str = "default", *, target: Any, candidates: Any,
                     mapping: Any = None, score: float | None = None, verdict: str | None = None,
-                    transferred: bool | None = None, prediction: Any = None) -> int:
-        """Record one analogy attempt (any JSON-able values); returns its log id."""
+                    transferred: bool | None = None, prediction: Any = None,
+                    trigger: Any = None, tier: int | None = None,
+                    tokens: int | None = None) -> int:
+        """Record one analogy attempt (any JSON-able values); returns its log id.
+
+        ``trigger`` (JSON, normally the list of trigger names that fired the attempt), ``tier``
+        (0, 1 or 2) and ``tokens`` (spent on the attempt) are optional (schema version 2)."""
         ns = _namespace(namespace)
+        trig, tier_v, tok = _trigger_fields(trigger, tier, tokens)
         t = _json_text(target, "target")
         cands = _json_text(candidates, "candidates")
         m = _json_text(mapping, "mapping", nullable=True)
@@ -736,10 +846,11 @@ class Memory:
         with self._tx() as c:
             cur = c.execute(
                 "INSERT INTO analogy_log(namespace, created_at, target, candidates, mapping, "
-                "score, verdict, transferred, prediction) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "score, verdict, transferred, prediction, trigger, tier, tokens) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (ns, self._clock().isoformat(), t, cands, m,
                  None if score is None else float(score), verdict,
-                 None if transferred is None else int(transferred), pred))
+                 None if transferred is None else int(transferred), pred, trig, tier_v, tok))
             return int(cur.lastrowid)  # type: ignore[arg-type]
 
     def log(self, namespace: str = "default", limit: int = 100) -> builtins.list[dict[str, Any]]:
@@ -747,16 +858,248 @@ class Memory:
         ns = _namespace(namespace)
         rows = self.conn.execute(
             "SELECT id, namespace, created_at, target, candidates, mapping, score, verdict, "
-            "transferred, prediction FROM analogy_log WHERE namespace = ? ORDER BY id DESC "
-            "LIMIT ?", (ns, _limit(limit, "limit"))).fetchall()
+            "transferred, prediction, trigger, tier, tokens, outcome FROM analogy_log "
+            "WHERE namespace = ? ORDER BY id DESC LIMIT ?",
+            (ns, _limit(limit, "limit"))).fetchall()
 
         def j(x: str | None) -> Any:
             return None if x is None else json.loads(x)
 
         return [{"id": r[0], "namespace": r[1], "created_at": r[2], "target": j(r[3]),
                  "candidates": j(r[4]), "mapping": j(r[5]), "score": r[6], "verdict": r[7],
-                 "transferred": None if r[8] is None else bool(r[8]), "prediction": j(r[9])}
+                 "transferred": None if r[8] is None else bool(r[8]), "prediction": j(r[9]),
+                 "trigger": j(r[10]), "tier": r[11], "tokens": r[12], "outcome": r[13]}
                 for r in rows]
+
+    def tag_analogy(self, log_id: int, *, trigger: Any, tier: int | None = None,
+                    tokens: int | None = None, namespace: str = "default") -> None:
+        """Record the trigger (and tier, tokens) of an already logged attempt."""
+        ns = _namespace(namespace)
+        trig, tier_v, tok = _trigger_fields(trigger, tier, tokens)
+        if trig is None:
+            raise StoreError("a trigger is required", field="trigger")
+        with self._tx() as c:
+            cur = c.execute("UPDATE analogy_log SET trigger = ?, tier = ?, tokens = ? "
+                            "WHERE id = ? AND namespace = ?",
+                            (trig, tier_v, tok, _limit(log_id, "log_id", allow_none=False), ns))
+            if cur.rowcount == 0:
+                raise NotFoundError(f"no analogy log entry {log_id} in namespace {ns!r}"[:300],
+                                    field="log_id")
+
+    def set_outcome(self, log_id: int, outcome: str, *, namespace: str = "default") -> None:
+        """Record what a logged analogy attempt led to: one of :data:`OUTCOMES`."""
+        ns = _namespace(namespace)
+        if outcome not in OUTCOMES:
+            raise StoreError(f"outcome must be one of {', '.join(OUTCOMES)}, got {outcome!r}"
+                             [:200], field="outcome")
+        with self._tx() as c:
+            cur = c.execute("UPDATE analogy_log SET outcome = ? WHERE id = ? AND namespace = ?",
+                            (outcome, _limit(log_id, "log_id", allow_none=False), ns))
+            if cur.rowcount == 0:
+                raise NotFoundError(f"no analogy log entry {log_id} in namespace {ns!r}"[:300],
+                                    field="log_id")
+
+    def firings(self, namespace: str = "default") -> builtins.list[dict[str, Any]]:
+        """Every logged attempt that records its trigger, oldest first (with its outcome and, when
+        recorded, its negative-transfer ledger verdicts)."""
+        ns = _namespace(namespace)
+        rows = self.conn.execute(
+            "SELECT id, created_at, trigger, tier, tokens, outcome FROM analogy_log "
+            "WHERE namespace = ? AND trigger IS NOT NULL ORDER BY id", (ns,)).fetchall()
+        verdicts: dict[int, builtins.list[str]] = {}
+        for lid, v in self.conn.execute(
+                "SELECT log_id, verdict FROM transfer_ledger WHERE namespace = ? AND log_id "
+                "IS NOT NULL ORDER BY id", (ns,)).fetchall():
+            verdicts.setdefault(int(lid), []).append(v)
+        return [{"id": r[0], "created_at": r[1], "trigger": json.loads(r[2]), "tier": r[3],
+                 "tokens": r[4], "outcome": r[5], "ledger": verdicts.get(int(r[0]), [])}
+                for r in rows]
+
+    def tokens_spent(self, namespace: str = "default", *, tier: int, since: str) -> int:
+        """Tokens recorded on attempts of ``tier`` logged at or after ``since`` (ISO time)."""
+        ns = _namespace(namespace)
+        if not isinstance(since, str):
+            raise StoreError("since must be an ISO time string", field="since")
+        row = self.conn.execute(
+            "SELECT COALESCE(SUM(tokens), 0) FROM analogy_log WHERE namespace = ? AND tier = ? "
+            "AND created_at >= ?", (ns, int(tier), since)).fetchone()
+        return int(row[0])
+
+    # -- the negative-transfer ledger --------------------------------------------------------
+    def record_transfer(self, *, item: str, action: str, analogy_result: float,
+                        counterfactual_result: float | None = None,
+                        higher_is_better: bool = True, log_id: int | None = None,
+                        namespace: str = "default") -> dict[str, Any]:
+        """Record one analogy-driven action's result against the no-analogy counterfactual on
+        the same item (when recorded). The verdict is ``better``, ``same`` or ``worse`` (a
+        negative transfer) than the counterfactual, or ``unknown`` without one."""
+        ns = _namespace(namespace)
+        for f, v in (("item", item), ("action", action)):
+            if not isinstance(v, str) or not 1 <= len(v) <= MAX_TEXT:
+                raise StoreError(f"{f} must be a string of 1 to {MAX_TEXT} characters", field=f)
+        vals = []
+        for f, v in (("analogy_result", analogy_result),
+                     ("counterfactual_result", counterfactual_result)):
+            if v is None and f == "counterfactual_result":
+                vals.append(None)
+                continue
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise StoreError(f"{f} must be a finite number, got {v!r}"[:200], field=f)
+            vals.append(float(v))
+        if not isinstance(higher_is_better, bool):
+            raise StoreError("higher_is_better must be a boolean", field="higher_is_better")
+        a, cf = vals
+        if cf is None:
+            verdict = "unknown"
+        elif a == cf:
+            verdict = "same"
+        else:
+            verdict = "better" if (a > cf) == higher_is_better else "worse"
+        with self._tx() as c:
+            if log_id is not None:
+                lid = _limit(log_id, "log_id", allow_none=False)
+                if c.execute("SELECT 1 FROM analogy_log WHERE id = ? AND namespace = ?",
+                             (lid, ns)).fetchone() is None:
+                    raise NotFoundError(f"no analogy log entry {log_id} in namespace {ns!r}"
+                                        [:300], field="log_id")
+            cur = c.execute(
+                "INSERT INTO transfer_ledger(namespace, created_at, log_id, item, action, "
+                "analogy_result, counterfactual_result, higher_is_better, verdict) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (ns, self._clock().isoformat(), log_id, item, action, a, cf,
+                 int(higher_is_better), verdict))
+            return {"id": int(cur.lastrowid), "verdict": verdict}  # type: ignore[arg-type]
+
+    def ledger(self, namespace: str = "default") -> builtins.list[dict[str, Any]]:
+        """The negative-transfer ledger of ``namespace``, oldest first."""
+        ns = _namespace(namespace)
+        rows = self.conn.execute(
+            "SELECT id, created_at, log_id, item, action, analogy_result, counterfactual_result, "
+            "higher_is_better, verdict FROM transfer_ledger WHERE namespace = ? ORDER BY id",
+            (ns,)).fetchall()
+        keys = ("id", "created_at", "log_id", "item", "action", "analogy_result",
+                "counterfactual_result", "higher_is_better", "verdict")
+        out = [dict(zip(keys, r, strict=True)) for r in rows]
+        for r in out:
+            r["higher_is_better"] = bool(r["higher_is_better"])
+        return out
+
+    # -- plans -------------------------------------------------------------------------------
+    def add_plan(self, name: str, plan: Any, *, namespace: str = "default") -> int:
+        """Store a role-parameterised plan (its JSON) under a unique name; status ``plan``."""
+        ns = _namespace(namespace)
+        if not isinstance(name, str) or not 1 <= len(name) <= 200 or _CONTROL.search(name):
+            raise StoreError("name must be a string of 1 to 200 characters", field="name")
+        text = _json_text(plan, "plan")
+        with self._tx() as c:
+            try:
+                cur = c.execute("INSERT INTO plans(namespace, name, json, created_at) "
+                                "VALUES (?, ?, ?, ?)", (ns, name, text,
+                                                        self._clock().isoformat()))
+            except sqlite3.IntegrityError:
+                raise StoreError(f"plan {name!r} already exists in namespace {ns!r}"[:300],
+                                 field="name") from None
+            return int(cur.lastrowid)  # type: ignore[arg-type]
+
+    def plans(self, namespace: str = "default", *, status: str | None = None
+              ) -> builtins.list[dict[str, Any]]:
+        """Stored plans in id order (optionally only those with ``status``)."""
+        ns = _namespace(namespace)
+        if status is not None and status not in PLAN_STATUSES:
+            raise StoreError(f"status must be one of {', '.join(PLAN_STATUSES)}", field="status")
+        where = "" if status is None else " AND status = ?"
+        rows = self.conn.execute(
+            "SELECT id, name, json, status, created_at, status_changed_at FROM plans "
+            f"WHERE namespace = ?{where} ORDER BY id",
+            (ns,) if status is None else (ns, status)).fetchall()
+        return [{"id": r[0], "name": r[1], "plan": json.loads(r[2]), "status": r[3],
+                 "created_at": r[4], "status_changed_at": r[5]} for r in rows]
+
+    def set_plan_status(self, plan_id: int, status: str, *, namespace: str = "default") -> None:
+        ns = _namespace(namespace)
+        if status not in PLAN_STATUSES:
+            raise StoreError(f"status must be one of {', '.join(PLAN_STATUSES)}", field="status")
+        with self._tx() as c:
+            cur = c.execute("UPDATE plans SET status = ?, status_changed_at = ? "
+                            "WHERE id = ? AND namespace = ?",
+                            (status, self._clock().isoformat(),
+                             _limit(plan_id, "plan_id", allow_none=False), ns))
+            if cur.rowcount == 0:
+                raise NotFoundError(f"no plan {plan_id} in namespace {ns!r}"[:300],
+                                    field="plan_id")
+
+    def record_plan_use(self, *, task: str, decision: str, status: str,
+                        plan_id: int | None = None, coverage: float | None = None,
+                        instantiation: Any = None, namespace: str = "default") -> int:
+        """Record one planning episode: a plan offered (``adapted``, status ``offered``), a plan
+        offered and rejected for planning from scratch (``from_scratch``, ``rejected``), or a
+        from-scratch run with no plan offered (``from_scratch``, ``unoffered``)."""
+        ns = _namespace(namespace)
+        if not isinstance(task, str) or not 1 <= len(task) <= MAX_TEXT:
+            raise StoreError(f"task must be a string of 1 to {MAX_TEXT} characters",
+                             field="task")
+        if decision not in ("adapted", "from_scratch"):
+            raise StoreError("decision must be adapted or from_scratch", field="decision")
+        if status not in ("offered", "rejected", "unoffered"):
+            raise StoreError("status must be offered, rejected or unoffered", field="status")
+        if (decision == "adapted") != (status == "offered"):
+            raise StoreError("an adapted plan is 'offered'; a from-scratch run is 'rejected' "
+                             "(a plan was offered) or 'unoffered'", field="status")
+        if (plan_id is None) != (status == "unoffered"):
+            raise StoreError("plan_id is required exactly when a plan was offered",
+                             field="plan_id")
+        if coverage is not None and (isinstance(coverage, bool) or not isinstance(
+                coverage, (int, float)) or not 0.0 <= coverage <= 1.0):
+            raise StoreError("coverage must be a number in [0, 1]", field="coverage")
+        inst = _json_text(instantiation, "instantiation", nullable=True)
+        with self._tx() as c:
+            if plan_id is not None:
+                pid = _limit(plan_id, "plan_id", allow_none=False)
+                if c.execute("SELECT 1 FROM plans WHERE id = ? AND namespace = ?",
+                             (pid, ns)).fetchone() is None:
+                    raise NotFoundError(f"no plan {plan_id} in namespace {ns!r}"[:300],
+                                        field="plan_id")
+            cur = c.execute(
+                "INSERT INTO plan_uses(namespace, plan_id, created_at, task, coverage, decision, "
+                "status, instantiation) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (ns, plan_id, self._clock().isoformat(), task,
+                 None if coverage is None else float(coverage), decision, status, inst))
+            return int(cur.lastrowid)  # type: ignore[arg-type]
+
+    def set_plan_outcome(self, use_id: int, *, success: bool, steps: int | None = None,
+                         tokens: int | None = None, namespace: str = "default") -> None:
+        """Record how a planning episode ended (success, steps to success, tokens)."""
+        ns = _namespace(namespace)
+        if not isinstance(success, bool):
+            raise StoreError("success must be a boolean", field="success")
+        st = None if steps is None else _limit(steps, "steps")
+        tk = None if tokens is None else _limit(tokens, "tokens")
+        with self._tx() as c:
+            cur = c.execute("UPDATE plan_uses SET success = ?, steps = ?, tokens = ? "
+                            "WHERE id = ? AND namespace = ?",
+                            (int(success), st, tk, _limit(use_id, "use_id", allow_none=False),
+                             ns))
+            if cur.rowcount == 0:
+                raise NotFoundError(f"no plan use {use_id} in namespace {ns!r}"[:300],
+                                    field="use_id")
+
+    def plan_uses(self, namespace: str = "default", *, plan_id: int | None = None
+                  ) -> builtins.list[dict[str, Any]]:
+        """Recorded planning episodes, oldest first (optionally of one plan)."""
+        ns = _namespace(namespace)
+        where = "" if plan_id is None else " AND plan_id = ?"
+        rows = self.conn.execute(
+            "SELECT id, plan_id, created_at, task, coverage, decision, status, instantiation, "
+            f"success, steps, tokens FROM plan_uses WHERE namespace = ?{where} ORDER BY id",
+            (ns,) if plan_id is None else (ns, int(plan_id))).fetchall()
+        keys = ("id", "plan_id", "created_at", "task", "coverage", "decision", "status",
+                "instantiation", "success", "steps", "tokens")
+        out = [dict(zip(keys, r, strict=True)) for r in rows]
+        for r in out:
+            r["instantiation"] = None if r["instantiation"] is None else json.loads(
+                r["instantiation"])
+            r["success"] = None if r["success"] is None else bool(r["success"])
+        return out
 
     # -- schemas and vocabulary ------------------------------------------------------------
     def add_schema(self, name: str, description: Any, members: Sequence[int], *,
@@ -793,37 +1136,176 @@ class Memory:
     def schemas(self, namespace: str = "default") -> builtins.list[dict[str, Any]]:
         ns = _namespace(namespace)
         rows = self.conn.execute(
-            "SELECT id, name, description, members, times_used, times_verified FROM schemas "
-            "WHERE namespace = ? ORDER BY id", (ns,)).fetchall()
+            "SELECT id, name, description, members, times_used, times_verified, meta "
+            "FROM schemas WHERE namespace = ? ORDER BY id", (ns,)).fetchall()
         return [{"id": r[0], "name": r[1], "description": json.loads(r[2]),
-                 "members": json.loads(r[3]), "times_used": r[4], "times_verified": r[5]}
+                 "members": json.loads(r[3]), "times_used": r[4], "times_verified": r[5],
+                 "meta": None if r[6] is None else json.loads(r[6])}
                 for r in rows]
 
     def put_term(self, name: str, *, kind: str, arity: int, definition: str = "",
-                 status: str = "declared", count: int = 0, namespace: str = "default") -> None:
+                 status: str = "declared", count: int = 0, namespace: str = "default",
+                 merged_into: str | None = None) -> None:
         """Insert or replace one vocabulary term of ``namespace``."""
         ns = _namespace(namespace)
-        for f, v, n in (("name", name, 200), ("kind", kind, 50), ("definition", definition,
-                                                                   MAX_TEXT)):
-            if not isinstance(v, str) or len(v) > n or (f != "definition" and not v):
-                raise StoreError(f"{f} must be a string of at most {n} characters", field=f)
-        if status not in ("declared", "proposed", "merged"):
-            raise StoreError("status must be declared, proposed or merged", field="status")
-        for f, v in (("arity", arity), ("count", count)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise StoreError(f"{f} must be a non-negative integer", field=f)
+        row = _term_row(ns, name, kind, arity, definition, status, count, merged_into)
         with self._tx() as c:
             c.execute("INSERT OR REPLACE INTO vocab(namespace, name, kind, arity, definition, "
-                      "status, count) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                      (ns, name, kind, arity, definition, status, count))
+                      "status, count, merged_into) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
 
     def terms(self, namespace: str = "default") -> builtins.list[dict[str, Any]]:
         ns = _namespace(namespace)
         rows = self.conn.execute(
-            "SELECT name, kind, arity, definition, status, count FROM vocab WHERE namespace = ? "
-            "ORDER BY name", (ns,)).fetchall()
-        return [dict(zip(("name", "kind", "arity", "definition", "status", "count"), r,
+            "SELECT name, kind, arity, definition, status, count, merged_into FROM vocab "
+            "WHERE namespace = ? ORDER BY name", (ns,)).fetchall()
+        return [dict(zip(("name", "kind", "arity", "definition", "status", "count",
+                          "merged_into"), r, strict=True)) for r in rows]
+
+    def merges(self, namespace: str = "default") -> builtins.list[dict[str, Any]]:
+        """The vocabulary merge map of ``namespace``: alias → canonical, with the count moved."""
+        ns = _namespace(namespace)
+        rows = self.conn.execute(
+            "SELECT alias, canonical, count_moved, reason, merged_at FROM vocab_merges "
+            "WHERE namespace = ? ORDER BY id", (ns,)).fetchall()
+        return [dict(zip(("alias", "canonical", "count_moved", "reason", "merged_at"), r,
                          strict=True)) for r in rows]
+
+    def predicate_uses(self, namespace: str = "default", *, include_superseded: bool = False
+                       ) -> dict[str, int]:
+        """How often each predicate (relations, causal-chain atoms and edge types) is used by
+        the episodes of ``namespace``."""
+        out: dict[str, int] = {}
+        for ep in self.list(namespace, include_superseded=include_superseded):
+            for a in ep.signature.relations:
+                out[a.predicate] = out.get(a.predicate, 0) + 1
+            chain_atoms = {x for e in ep.signature.causal_chain for x in e.atoms()}
+            for a in chain_atoms - set(ep.signature.relations):
+                out[a.predicate] = out.get(a.predicate, 0) + 1
+            for e in ep.signature.causal_chain:
+                out[e.edge] = out.get(e.edge, 0) + 1
+        return dict(sorted(out.items()))
+
+    # -- consolidation -----------------------------------------------------------------------
+    def _rewrite(self, c: sqlite3.Connection, p: _Prepared, ns: str) -> int:
+        sid = self._find(p.sig.episode_id, ns)
+        if sid is None:
+            raise NotFoundError(f"no episode {p.sig.episode_id!r} in namespace {ns!r}"[:300],
+                                field="episode_id")
+        sig = p.sig
+        c.execute("UPDATE signatures SET kind = ?, json = ?, source_hash = ?, verified = ? "
+                  "WHERE id = ?", (sig.kind, p.text, sig.provenance.source_hash,
+                                   int(sig.verified), sid))
+        c.execute("DELETE FROM sig_relations WHERE signature_id = ?", (sid,))
+        chain_atoms = {a for e in sig.causal_chain for a in e.atoms()}
+        c.executemany(
+            "INSERT INTO sig_relations(signature_id, position, predicate, args, in_causal_chain) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [(sid, i, a.predicate, json.dumps(list(a.args)), int(a in chain_atoms))
+             for i, a in enumerate(sig.relations)])
+        for ch, fmt, data in p.vectors:  # other channels stay unless replaced
+            c.execute("INSERT OR REPLACE INTO sig_vectors(signature_id, channel, format, data) "
+                      "VALUES (?, ?, ?, ?)", (sid, ch, fmt, data))
+        c.execute("DELETE FROM sig_fingerprint WHERE signature_id = ?", (sid,))
+        c.execute("INSERT INTO sig_fingerprint(signature_id, fingerprint, depth) VALUES (?, ?, ?)",
+                  (sid, p.features.fingerprint, p.features.fingerprint_depth))
+        return sid
+
+    def update_signature(self, sig: Signature | Mapping[str, Any], *,
+                         namespace: str = "default",
+                         embeddings: Mapping[str, np.ndarray] | None = None) -> int:
+        """Rewrite a stored episode in place (found by its episode id): its JSON, relations,
+        content counts and fingerprint; embedding channels are kept unless ``embeddings``
+        replaces them. Returns the row id."""
+        ns = _namespace(namespace)
+        p = _prepare(sig, None, embeddings)
+        with self._tx() as c:
+            return self._rewrite(c, p, ns)
+
+    def write_consolidation(self, *, namespace: str = "default",
+                            schemas: Sequence[Mapping[str, Any]] = (),
+                            terms: Sequence[Mapping[str, Any]] = (),
+                            merges: Sequence[Mapping[str, Any]] = (),
+                            signatures: Sequence[Signature | Mapping[str, Any]] = ()
+                            ) -> dict[str, int]:
+        """Write one consolidation's results in **one** transaction (all or nothing).
+
+        ``schemas``: ``{name, description, members (episode ids or row ids), meta}`` — a schema
+        whose name exists is updated (description, meta; members become the union; its
+        use counts are kept); ``terms``: rows for :meth:`put_term` (``name, kind, arity,
+        definition, status, count, merged_into``); ``merges``: ``{alias, canonical, count_moved,
+        reason}`` for the merge map; ``signatures``: stored episodes rewritten in place
+        (:meth:`update_signature`). Everything is validated before the transaction starts.
+        """
+        ns = _namespace(namespace)
+        sch_rows = []
+        for i, s in enumerate(schemas):
+            if not isinstance(s, Mapping):
+                raise StoreError("expected a mapping", field=f"schemas[{i}]")
+            name = s.get("name")
+            if not isinstance(name, str) or not 1 <= len(name) <= 200:
+                raise StoreError("name must be a string of 1 to 200 characters",
+                                 field=f"schemas[{i}].name")
+            members = s.get("members")
+            if not isinstance(members, Sequence) or isinstance(members, (str, bytes)):
+                raise StoreError("members must be a list", field=f"schemas[{i}].members")
+            sch_rows.append((name, _json_text(s.get("description"), f"schemas[{i}].description"),
+                             list(members), _json_text(s.get("meta"), f"schemas[{i}].meta",
+                                                       nullable=True)))
+        term_rows = []
+        for i, t in enumerate(terms):
+            if not isinstance(t, Mapping):
+                raise StoreError("expected a mapping", field=f"terms[{i}]")
+            try:
+                term_rows.append(_term_row(ns, t.get("name"), t.get("kind"), t.get("arity"),
+                                           t.get("definition", ""), t.get("status", "declared"),
+                                           t.get("count", 0), t.get("merged_into")))
+            except StoreError as e:
+                raise StoreError(e.message, field=f"terms[{i}].{e.field}") from None
+        merge_rows = []
+        for i, m in enumerate(merges):
+            if not isinstance(m, Mapping):
+                raise StoreError("expected a mapping", field=f"merges[{i}]")
+            for f in ("alias", "canonical", "reason"):
+                if not isinstance(m.get(f), str) or not 1 <= len(m[f]) <= MAX_TEXT:
+                    raise StoreError("expected a non-empty string", field=f"merges[{i}].{f}")
+            cm = m.get("count_moved")
+            if isinstance(cm, bool) or not isinstance(cm, int) or cm < 0:
+                raise StoreError("expected a non-negative integer",
+                                 field=f"merges[{i}].count_moved")
+            merge_rows.append((m["alias"], m["canonical"], cm, m["reason"]))
+        prepared = []
+        for i, sig in enumerate(signatures):
+            try:
+                prepared.append(_prepare(sig))
+            except AnalogistError as e:
+                raise _at(e, i) from None
+        now = self._clock().isoformat()
+        with self._tx() as c:
+            for i, p in enumerate(prepared):
+                try:
+                    self._rewrite(c, p, ns)
+                except AnalogistError as e:
+                    raise _at(e, i) from None
+            for i, (name, desc, members, meta) in enumerate(sch_rows):
+                ids = [self._require(m, ns, f"schemas[{i}].members[{j}]")
+                       for j, m in enumerate(members)]
+                old = c.execute("SELECT id, members FROM schemas WHERE namespace = ? AND "
+                                "name = ?", (ns, name)).fetchone()
+                if old is None:
+                    c.execute("INSERT INTO schemas(namespace, name, description, members, meta) "
+                              "VALUES (?, ?, ?, ?, ?)", (ns, name, desc, json.dumps(ids), meta))
+                else:
+                    union = sorted(set(json.loads(old[1])) | set(ids))
+                    c.execute("UPDATE schemas SET description = ?, members = ?, meta = ? "
+                              "WHERE id = ?", (desc, json.dumps(union), meta, old[0]))
+            c.executemany("INSERT OR REPLACE INTO vocab(namespace, name, kind, arity, "
+                          "definition, status, count, merged_into) VALUES (?, ?, ?, ?, ?, ?, ?, "
+                          "?)", term_rows)
+            c.executemany("INSERT OR REPLACE INTO vocab_merges(namespace, alias, canonical, "
+                          "count_moved, reason, merged_at) VALUES (?, ?, ?, ?, ?, ?)",
+                          [(ns, *r, now) for r in merge_rows])
+        return {"signatures": len(prepared), "schemas": len(sch_rows), "terms": len(term_rows),
+                "merges": len(merge_rows)}
 
     def integrity_check(self) -> str:
         """SQLite's ``PRAGMA integrity_check`` ('ok' when sound) plus foreign-key check."""

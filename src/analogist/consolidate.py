@@ -1,0 +1,672 @@
+"""Consolidation: schemas from compared analogues, a healthy vocabulary, re-abstracted episodes.
+
+Seed 000 §3 and §9 ("nightly consolidation"): comparing two analogues side by side induces a
+schema that transfers better than either case alone (Gick & Holyoak 1983; Catrambone & Holyoak
+1989; Gentner, Loewenstein & Thompson 2003; meta-analysis Alfieri, Nokes-Malach & Schunn 2013);
+in LISA (Hummel & Holyoak 2003) schemas fall out of successful mappings. Here a consolidation pass
+over one namespace of a :class:`~analogist.memory.sqlite.Memory`
+
+1. **induces schemas**: every pair of live episodes is mapped with SME (Falkenhainer, Forbus &
+   Gentner 1989); a pair *maps well* when the mapping's structural score covers at least
+   ``min_pair_score`` of the **larger** of the two self-match scores (a symmetric, conservative
+   share). The schema is the shared mapped structure — the first episode's relations and causal
+   edges whose expressions the mapping pairs — rewritten over **generalised role tags** (a tag
+   names the role's first structural position, e.g. ``DERIVES_FROM_1`` for the copy in
+   ``derives_from(copy, source)``; a tag both episodes share is kept). An edge is ``observed``
+   only when it is observed on both sides; an edge whose sign differs between the sides is left
+   out. Schemas with the same structure (the same relations and edges over the same generalised
+   tags) are one schema whose members are the union. The schema is stored as a Signature
+   (``kind: schema``) so that :class:`~analogist.retrieve.Retriever` maps it first
+   (``_schema_hits``), with its member episodes, times used / verified (kept across runs) and
+   ``meta`` (the pairs and scores it came from, the origin of each generalised tag);
+2. **merges synonyms** in the store's ``vocab`` table: a used name that the vocabulary resolves to
+   another declared name (a declared synonym), or a *proposed* name whose normalised form (lower
+   case, ``_``/``-`` dropped, a plural ``s`` dropped per word) equals a declared or a more used
+   proposed name of the same arity, is merged into it. The merge map records alias → canonical
+   with the count moved; the canonical term's count becomes its own plus the alias's, the alias
+   keeps status ``merged`` with count 0, so the total count is preserved. Stored episodes that use
+   a merged *proposed* alias are rewritten to the canonical name (declared synonyms already
+   resolve at compile time and are left as written);
+3. reports **vocabulary health**: size (declared, proposed, merged), per-relation frequency, and
+   proposed terms that no stored episode uses;
+4. **re-abstracts** episodes that lack any of the levels L1–L3 with the configured encoder (the
+   deterministic encoder by default): the text is the episode's L0, else its symptom, violated
+   invariant and fix; missing L1 and L3 come from the encoder's output on that text; a missing L2
+   is written from the stored structure itself (atoms and edges over the episode's own role tags,
+   the same form the deterministic encoder writes) — departure: the encoder's L2 would be over
+   the roles *it* drafted, not the stored ones. An episode with no text at all gets L2 only.
+
+Everything computed is written in one transaction (:meth:`Memory.write_consolidation`): a failure
+leaves the store as it was. Deterministic: same store, same result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+from analogist.description import Description, Expr
+from analogist.errors import AnalogistError
+from analogist.judge import JudgeParams, judge_mapping, self_score
+from analogist.memory.sqlite import Memory
+from analogist.signature import (
+    EPISODE_ENTITY,
+    Atom,
+    Levels,
+    Signature,
+    compile_signature,
+    default_signature_vocabulary,
+    validate_signature,
+)
+from analogist.sme import GlobalMapping, SMEParams, match
+from analogist.vocabulary import ProposedTermWarning, Vocabulary
+
+__all__ = [
+    "ConsolidateParams",
+    "ConsolidationReport",
+    "InducedSchema",
+    "SchemaFit",
+    "consolidate",
+    "induce_schema",
+    "induce_schemas",
+    "pair_score",
+    "plan_vocabulary",
+    "reabstract",
+    "schema_fit",
+    "structural_l2",
+    "vocabulary_health",
+]
+
+WRITER = "analogist-consolidate"
+
+
+@dataclass(frozen=True, slots=True)
+class ConsolidateParams:
+    """Settings of one consolidation pass (seed 000 §9; Gick & Holyoak 1983; Gentner,
+    Loewenstein & Thompson 2003; SME: Falkenhainer, Forbus & Gentner 1989).
+
+    Attributes:
+        min_pair_score: a pair *maps well* when SME's score over the larger self-match score
+            reaches this.
+        min_schema_relations: fewest shared relations a schema must keep.
+        min_schema_edges: fewest shared causal edges a schema must keep (a schema without a
+            causal edge carries no mechanism).
+        max_episodes: refuse namespaces larger than this (pairwise comparison is quadratic).
+        map_threshold: normalised score (mapping score over the target's self-match score, as in
+            retrieval) at or above which a schema *maps onto* a target (with the judge not
+            answering "no transfer"); fixed in advance, see :func:`schema_fit`.
+        merge_synonyms: run the vocabulary merge.
+        rewrite_merged: rewrite stored episodes that use a merged proposed alias.
+        reabstract: re-abstract episodes lacking levels.
+        sme: the engine's parameters.
+    """
+
+    min_pair_score: float = 0.5
+    min_schema_relations: int = 2
+    min_schema_edges: int = 1
+    max_episodes: int = 2000
+    map_threshold: float = 0.5
+    merge_synonyms: bool = True
+    rewrite_merged: bool = True
+    reabstract: bool = True
+    sme: SMEParams = field(default_factory=SMEParams)
+
+    def __post_init__(self) -> None:
+        for name in ("min_pair_score", "map_threshold"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:
+                raise AnalogistError(f"{name} must be a number in [0, 1], got {v!r}", field=name)
+        for name in ("min_schema_relations", "min_schema_edges", "max_episodes"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise AnalogistError(f"{name} must be a non-negative integer, got {v!r}",
+                                     field=name)
+
+
+@dataclass(frozen=True, slots=True)
+class InducedSchema:
+    """One induced schema: its Signature, member episode ids, the pairs (and their scores) it
+    was induced from, and each generalised tag's origin (episode id → role tag)."""
+
+    name: str
+    signature: Signature
+    members: tuple[str, ...]
+    pairs: tuple[tuple[str, str, float], ...]
+    role_origins: dict[str, dict[str, str]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "members": list(self.members),
+                "pairs": [list(p) for p in self.pairs],
+                "role_origins": {k: dict(v) for k, v in self.role_origins.items()},
+                "signature": self.signature.to_data()}
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaFit:
+    """How a schema maps onto a target: the normalised score, the judge's verdict, and whether
+    it *maps* by the stated rule."""
+
+    normalized: float
+    verdict: str
+    maps: bool
+    role_map: dict[str, str]
+
+
+@dataclass
+class ConsolidationReport:
+    namespace: str
+    episodes: int
+    pairs_compared: int
+    pairs_mapping_well: int
+    schemas: list[InducedSchema]
+    merges: list[dict[str, Any]]
+    health: dict[str, Any]
+    reabstracted: list[str]
+    notes: list[str]
+    written: dict[str, int] | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"namespace": self.namespace, "episodes": self.episodes,
+                "pairs_compared": self.pairs_compared,
+                "pairs_mapping_well": self.pairs_mapping_well,
+                "schemas": [s.to_json() for s in self.schemas], "merges": list(self.merges),
+                "vocabulary_health": self.health, "reabstracted": list(self.reabstracted),
+                "notes": list(self.notes), "written": self.written}
+
+    def render(self) -> str:
+        out = [f"consolidated namespace {self.namespace!r}: {self.episodes} episode(s), "
+               f"{self.pairs_compared} pair(s) compared, {self.pairs_mapping_well} map well",
+               f"schemas: {len(self.schemas)}"]
+        for s in self.schemas:
+            out.append(f"  {s.name}  members {', '.join(s.members)}  "
+                       f"({len(s.signature.relations)} relations, "
+                       f"{len(s.signature.causal_chain)} edges)")
+        out.append(f"synonym merges: {len(self.merges)}")
+        for m in self.merges:
+            out.append(f"  {m['alias']} -> {m['canonical']} (count {m['count_moved']}; "
+                       f"{m['reason']})")
+        h = self.health
+        out.append(f"vocabulary: {h['declared']} declared, {h['proposed']} proposed, "
+                   f"{h['merged']} merged; {len(h['proposed_unused'])} proposed but unused")
+        out.append(f"re-abstracted: {len(self.reabstracted)}")
+        out.extend(f"note: {n}" for n in self.notes)
+        return "\n".join(out)
+
+
+# -- schema induction ----------------------------------------------------------------------------
+def _compile(sig: Signature, vocab: Vocabulary) -> Description:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ProposedTermWarning)
+        return compile_signature(sig, vocab)
+
+
+def _sig(x: Any, field: str) -> Signature:
+    if isinstance(x, Signature):
+        return x
+    if isinstance(x, dict):
+        try:
+            return validate_signature(x)
+        except AnalogistError as e:
+            raise AnalogistError(e.message, field=f"{field}.{e.field}" if e.field else field
+                                 ) from None
+    raise AnalogistError(f"expected a Signature or a mapping, got {type(x).__name__}",
+                         field=field)
+
+
+def pair_score(mapping_score: float, self_a: float, self_b: float) -> float:
+    """The share of the larger of two self-match scores a mapping covers (0 when empty)."""
+    top = max(self_a, self_b)
+    return min(1.0, mapping_score / top) if top > 0 else 0.0
+
+
+def _atom_expr(atom: Atom, canon: Any) -> Expr:
+    return Expr(canon(atom.predicate), atom.args or (EPISODE_ENTITY,))
+
+
+def _tag_name(pred: str, pos: int) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", f"{pred}_{pos}".upper())[:60]
+
+
+def induce_schema(a: Signature, b: Signature, *, vocab: Vocabulary | None = None,
+                  params: ConsolidateParams | None = None,
+                  descriptions: tuple[Description, Description] | None = None,
+                  mapping: GlobalMapping | None = None) -> InducedSchema | None:
+    """The schema two episodes share, or None when they do not map well or share too little.
+
+    ``descriptions`` and ``mapping`` (of ``a`` onto ``b``) may be passed when already computed.
+    """
+    params = params or ConsolidateParams()
+    a, b = _sig(a, "a"), _sig(b, "b")
+    vocab = vocab if vocab is not None else default_signature_vocabulary()
+    da, db = descriptions or (_compile(a, vocab), _compile(b, vocab))
+    mp = mapping
+    if mp is None:
+        mp = match(da, db, params.sme).best
+    if mp is None:
+        return None
+    score = pair_score(mp.score, self_score(da, params.sme), self_score(db, params.sme))
+    if score < params.min_pair_score:
+        return None
+    canon = da.vocabulary.canonical
+    pairs = dict(mp.expression_pairs)
+    role_b = {x: y for x, y in mp.entity_pairs if x in a.roles}
+    b_edge_of = {Expr(db.vocabulary.canonical(e.edge),
+                      (_atom_expr(e.cause, db.vocabulary.canonical),
+                       _atom_expr(e.effect, db.vocabulary.canonical))): e
+                 for e in b.causal_chain}
+    rels = [r for r in a.relations if _atom_expr(r, canon) in pairs
+            and all(x in role_b for x in r.args)]
+    edges = []
+    for e in a.causal_chain:
+        x = Expr(canon(e.edge), (_atom_expr(e.cause, canon), _atom_expr(e.effect, canon)))
+        y = pairs.get(x)
+        if y is None:
+            continue
+        eb = b_edge_of.get(y)
+        if eb is None or eb.sign != e.sign:
+            continue
+        if not all(r in role_b for at in (e.cause, e.effect) for r in at.args):
+            continue
+        edges.append((e, "observed" if e.status == eb.status == "observed" else "inferred"))
+    if len(rels) < params.min_schema_relations or len(edges) < params.min_schema_edges:
+        return None
+    # generalised tags: a shared tag is kept; else the role's first structural position
+    used: list[str] = []
+    for atom in [*rels, *(x for e, _s in edges for x in e.atoms())]:
+        for r in atom.args:
+            if r not in used:
+                used.append(r)
+    first_pos: dict[str, str] = {}
+    for atom in [*rels, *(x for e, _s in edges for x in e.atoms())]:
+        for i, r in enumerate(atom.args, 1):
+            first_pos.setdefault(r, _tag_name(atom.predicate, i))
+    tag: dict[str, str] = {}
+    taken: set[str] = set()
+    for r in sorted(used):
+        t = r if role_b[r] == r else first_pos[r]
+        base, n = t, 2
+        while t in taken:
+            t = f"{base}_{n}"
+            n += 1
+        taken.add(t)
+        tag[r] = t
+
+    def ren(atom: Atom) -> list[str]:
+        return [atom.predicate, *(tag[x] for x in atom.args)]
+
+    def ren_text(atom: Atom) -> str:
+        return f"{atom.predicate}({','.join(tag[x] for x in atom.args)})"
+
+    def ren_free(text: str | None, side: dict[str, str]) -> str | None:
+        if not text:
+            return None
+        keys = sorted(side, key=len, reverse=True)
+        if not keys:
+            return text
+        pat = re.compile(r"\b(" + "|".join(re.escape(k) for k in keys) + r")\b")
+        return pat.sub(lambda m: side[m.group(1)], text)
+
+    roles = {tag[r]: (f"generalises {a.episode_id}:{r} ({a.roles[r][:150]}) and "
+                      f"{b.episode_id}:{role_b[r]} ({b.roles[role_b[r]][:150]})")
+             for r in used}
+    chain = [{"cause": ren_text(e.cause), "edge": e.edge, "effect": ren_text(e.effect),
+              "sign": e.sign, "status": st} for e, st in edges]
+    inv_b = {role_b[r]: tag[r] for r in used}
+    fix = ren_free(a.fix_operator, tag) if a.fix_operator else ren_free(b.fix_operator, inv_b)
+    key_rel = sorted(" ".join(ren(r)) for r in rels)
+    key_edge = sorted(f"{c['cause']} {c['edge']}{c['sign']} {c['effect']}" for c in chain)
+    digest = hashlib.sha256("\n".join([*key_rel, "|", *key_edge]).encode()).hexdigest()[:12]
+    name = f"schema-{digest}"
+    l2 = "; ".join([*(f"{r[0]}({','.join(r[1:])})" for r in sorted(ren(x) for x in rels)),
+                    *(f"{c['cause']} {'not ' if c['sign'] == -1 else ''}{c['edge']} "
+                      f"{c['effect']}" for c in chain)])
+    l3 = "; ".join(dict.fromkeys(x for x in (a.levels.L3, b.levels.L3) if x)) or None
+    data = {"episode_id": name, "kind": "schema", "roles": roles,
+            "relations": [ren(r) for r in rels], "causal_chain": chain,
+            "fix_operator": fix,
+            "levels": {"L2": l2[:4000], "L3": l3[:4000] if l3 else None},
+            "provenance": {"writer": WRITER}}
+    sig = validate_signature(data)
+    origins = {tag[r]: {a.episode_id: r, b.episode_id: role_b[r]} for r in used}
+    return InducedSchema(name, sig, (a.episode_id, b.episode_id),
+                         ((a.episode_id, b.episode_id, round(score, 6)),), origins)
+
+
+def induce_schemas(episodes: Sequence[Signature], *, vocab: Vocabulary | None = None,
+                   params: ConsolidateParams | None = None,
+                   cache: dict[tuple[str, str], Any] | None = None
+                   ) -> tuple[list[InducedSchema], int, int]:
+    """Compare every pair of ``episodes`` (in the given order) and induce their schemas.
+
+    Returns ``(schemas, pairs compared, pairs mapping well)``; schemas with the same structure
+    are merged (members and pairs united). ``cache`` (optional, keyed by the two episode ids)
+    memoises pair results across calls on overlapping episode sets (the benchmark's folds)."""
+    params = params or ConsolidateParams()
+    vocab = vocab if vocab is not None else default_signature_vocabulary()
+    if len(episodes) > params.max_episodes:
+        raise AnalogistError(f"{len(episodes)} episodes is over max_episodes="
+                             f"{params.max_episodes} (pairwise comparison is quadratic)",
+                             field="max_episodes")
+    episodes = [_sig(s, f"episodes[{i}]") for i, s in enumerate(episodes)]
+    ids = [s.episode_id for s in episodes]
+    if len(set(ids)) != len(ids):
+        raise AnalogistError("episode ids repeat", field="episodes")
+    descs = {s.episode_id: _compile(s, vocab) for s in episodes}
+    by_name: dict[str, InducedSchema] = {}
+    compared = well = 0
+    for a, b in combinations(episodes, 2):
+        key = (a.episode_id, b.episode_id)
+        compared += 1
+        if cache is not None and key in cache:
+            got = cache[key]
+        else:
+            got = induce_schema(a, b, vocab=vocab, params=params,
+                                descriptions=(descs[a.episode_id], descs[b.episode_id]))
+            if cache is not None:
+                cache[key] = got
+        if got is None:
+            continue
+        well += 1
+        old = by_name.get(got.name)
+        if old is None:
+            by_name[got.name] = got
+            continue
+        members = tuple(dict.fromkeys([*old.members, *got.members]))
+        origins = {t: {**old.role_origins.get(t, {}), **got.role_origins.get(t, {})}
+                   for t in old.role_origins}
+        by_name[got.name] = InducedSchema(old.name, old.signature, members,
+                                          (*old.pairs, *got.pairs), origins)
+    return sorted(by_name.values(), key=lambda s: s.name), compared, well
+
+
+def schema_fit(schema: Signature, target: Signature, *, vocab: Vocabulary | None = None,
+               params: ConsolidateParams | None = None) -> SchemaFit:
+    """Whether ``schema`` maps onto ``target``. The rule, fixed before any test was run: the
+    normalised score (SME score over the target's self-match score, as retrieval ranks) reaches
+    ``map_threshold`` (0.5) **and** the judge does not answer "no transfer"."""
+    params = params or ConsolidateParams()
+    schema, target = _sig(schema, "schema"), _sig(target, "target")
+    vocab = vocab if vocab is not None else default_signature_vocabulary()
+    ds, dt = _compile(schema, vocab), _compile(target, vocab)
+    res = match(ds, dt, params.sme)
+    best = res.best
+    total = self_score(dt, params.sme)
+    norm = min(1.0, best.score / total) if best is not None and total > 0 else 0.0
+    rep = judge_mapping(schema, target, ds, dt, res, params=JudgeParams(sme=params.sme))
+    return SchemaFit(norm, rep.verdict, norm >= params.map_threshold and
+                     rep.verdict != "no transfer", dict(rep.role_map))
+
+
+# -- vocabulary ----------------------------------------------------------------------------------
+def _norm(name: str) -> str:
+    words = [w for w in re.split(r"[_\-\s]+", name.lower()) if w]
+    return "".join(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+                   for w in words)
+
+
+def plan_vocabulary(uses: dict[str, int], terms: Sequence[dict[str, Any]], vocab: Vocabulary,
+                    arities: dict[str, int] | None = None
+                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, str]]:
+    """The vocab-table rows after a synonym merge, the merge map, and the renames to apply to
+    stored episodes (proposed alias → canonical). Pure. ``uses``: predicate → uses in stored
+    episodes; ``terms``: the current vocab-table rows; ``arities``: arity of each used name."""
+    arities = arities or {}
+    rows: dict[str, dict[str, Any]] = {}
+    for t in terms:
+        r = dict(t)
+        if r.get("status") == "merged":  # merges are recomputed from the current uses
+            r.update(status="declared" if vocab.get(r["name"]) is not None else "proposed",
+                     merged_into=None)
+        rows[r["name"]] = r
+    for name, n in uses.items():
+        p = vocab.get(name)
+        r = rows.get(name)
+        if r is None:
+            r = {"name": name, "definition": "", "count": 0, "merged_into": None}
+            rows[name] = r
+        if p is not None and p.name == name:
+            r.update(kind=str(p.kind), arity=p.arity, definition=p.definition or
+                     r.get("definition", ""), status="declared")
+        else:
+            r.setdefault("kind", "relation" if arities.get(name, 2) >= 2 else "attribute")
+            r.setdefault("arity", arities.get(name, 2))
+            r["status"] = "proposed" if p is None else "declared"
+        r["count"] = n
+    for name, r in rows.items():
+        if name not in uses:
+            r["count"] = 0
+        r.setdefault("merged_into", None)
+        r.setdefault("definition", "")
+    # canonical targets
+    merges: list[dict[str, Any]] = []
+    renames: dict[str, str] = {}
+    declared_by_norm: dict[tuple[str, int], str] = {}
+    for p in vocab:
+        declared_by_norm.setdefault((_norm(p.name), p.arity), p.name)
+    for name in sorted(rows):
+        r = rows[name]
+        if r["status"] == "merged":
+            continue
+        p = vocab.get(name)
+        target, reason = None, ""
+        if p is not None and p.name != name:
+            target, reason = p.name, "declared synonym"
+        elif p is None and r["status"] == "proposed":
+            hit = declared_by_norm.get((_norm(name), int(r["arity"])))
+            if hit is not None and hit != name:
+                target, reason = hit, "same normalised name as a declared term"
+        if target is None:
+            continue
+        _merge_into(rows, name, target, reason, merges, vocab)
+        if reason != "declared synonym":
+            renames[name] = target
+    # proposed names that normalise alike: merge into the most used (then alphabetical first)
+    groups: dict[tuple[str, int], list[str]] = {}
+    for name, r in rows.items():
+        if r["status"] == "proposed":
+            groups.setdefault((_norm(name), int(r["arity"])), []).append(name)
+    for names in groups.values():
+        if len(names) < 2:
+            continue
+        keep = sorted(names, key=lambda x: (-rows[x]["count"], x))[0]
+        for name in sorted(names):
+            if name != keep:
+                _merge_into(rows, name, keep, "same normalised name as a proposed term",
+                            merges, vocab)
+                renames[name] = keep
+    out = [{k: rows[n][k] for k in ("name", "kind", "arity", "definition", "status", "count",
+                                    "merged_into")} for n in sorted(rows)]
+    return out, merges, renames
+
+
+def _merge_into(rows: dict[str, dict[str, Any]], alias: str, target: str, reason: str,
+                merges: list[dict[str, Any]], vocab: Vocabulary) -> None:
+    r = rows[alias]
+    t = rows.get(target)
+    if t is None:
+        p = vocab.get(target)
+        t = {"name": target, "kind": str(p.kind) if p else r["kind"],
+             "arity": p.arity if p else r["arity"],
+             "definition": (p.definition if p else "") or "", "status": "declared" if p
+             else "proposed", "count": 0, "merged_into": None}
+        rows[target] = t
+    moved = int(r["count"])
+    t["count"] = int(t["count"]) + moved
+    r.update(status="merged", merged_into=target, count=0)
+    merges.append({"alias": alias, "canonical": target, "count_moved": moved, "reason": reason})
+
+
+def vocabulary_health(terms: Sequence[dict[str, Any]], uses: dict[str, int]) -> dict[str, Any]:
+    """Size, per-relation frequency (uses in stored episodes) and proposed-but-unused terms."""
+    by_status = {s: sorted(t["name"] for t in terms if t["status"] == s)
+                 for s in ("declared", "proposed", "merged")}
+    return {
+        "size": len(terms) - len(by_status["merged"]),
+        "declared": len(by_status["declared"]),
+        "proposed": len(by_status["proposed"]),
+        "merged": len(by_status["merged"]),
+        "frequency": dict(sorted(uses.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "proposed_unused": [t["name"] for t in sorted(terms, key=lambda t: t["name"])
+                            if t["status"] == "proposed" and uses.get(t["name"], 0) == 0],
+        "singletons": sorted(n for n, c in uses.items() if c == 1),
+    }
+
+
+def _rename(sig: Signature, renames: dict[str, str]) -> Signature | None:
+    if not any(a.predicate in renames for _f, a in sig.atoms()):
+        return None
+    data = sig.to_data()
+
+    def fix(atom: str) -> str:
+        pred, rest = atom.split("(", 1)
+        return f"{renames.get(pred, pred)}({rest}"
+
+    data["relations"] = [[renames.get(r[0], r[0]), *r[1:]] for r in data.get("relations", [])]
+    data["causal_chain"] = [{**e, "cause": fix(e["cause"]), "effect": fix(e["effect"])}
+                            for e in data.get("causal_chain", [])]
+    return validate_signature(data)
+
+
+# -- re-abstraction ------------------------------------------------------------------------------
+def structural_l2(sig: Signature) -> str | None:
+    """L2 written from the stored structure: atoms and edges over the episode's role tags."""
+    parts = [a.text() for a in sig.relations]
+    parts += [f"{e.cause.text()} {'not ' if e.sign == -1 else ''}{e.edge} {e.effect.text()}"
+              for e in sig.causal_chain]
+    return "; ".join(parts)[:4000] or None
+
+
+def _episode_text(sig: Signature) -> str | None:
+    if sig.levels.L0:
+        return sig.levels.L0
+    parts = [x.strip().rstrip(".") + "." for x in (sig.symptom, sig.violated_invariant,
+                                                   sig.fix_operator) if x and x.strip()]
+    return " ".join(parts) or None
+
+
+def reabstract(sig: Signature, encoder: Any | None) -> tuple[Signature | None, list[str]]:
+    """Fill the levels ``sig`` lacks (see the module docstring); ``(None, notes)`` when it lacks
+    none. ``encoder`` has ``encode(text, episode_id=, domain=)`` → an EncodeResult, or is None
+    (then only L2 is written)."""
+    sig = _sig(sig, "sig")
+    lv = sig.levels
+    if lv.L1 and lv.L2 and lv.L3:
+        return None, []
+    notes: list[str] = []
+    text = _episode_text(sig)
+    enc_levels = None
+    if text is not None and encoder is not None and (not lv.L1 or not lv.L3):
+        try:
+            res = encoder.encode(text, episode_id=sig.episode_id, domain=sig.surface.domain)
+            enc_levels = res.signature.levels
+        except AnalogistError as e:
+            notes.append(f"{sig.episode_id}: the encoder could not read its text: {e}"[:300])
+    elif text is None:
+        notes.append(f"{sig.episode_id}: no text to re-abstract; L2 written from structure only")
+    elif encoder is None and (not lv.L1 or not lv.L3):
+        notes.append(f"{sig.episode_id}: no encoder configured; L1/L3 left missing")
+    new = Levels(L0=lv.L0 or text,
+                 L1=lv.L1 or (enc_levels.L1 if enc_levels else None),
+                 L2=lv.L2 or structural_l2(sig),
+                 L3=lv.L3 or (enc_levels.L3 if enc_levels else None))
+    if new == lv:
+        return None, notes
+    data = sig.to_data()
+    data["levels"] = new.model_dump(exclude_none=True)
+    return validate_signature(data), notes
+
+
+# -- the pass ------------------------------------------------------------------------------------
+def consolidate(memory: Memory, namespace: str = "default", *,
+                vocab: Vocabulary | None = None, params: ConsolidateParams | None = None,
+                encoder: Any = "deterministic", dry_run: bool = False,
+                cache: dict[tuple[str, str], Any] | None = None) -> ConsolidationReport:
+    """One consolidation pass over ``namespace`` (see the module docstring).
+
+    ``encoder``: ``"deterministic"`` (default; a :class:`~analogist.encode.deterministic.
+    DeterministicEncoder` is made only when an episode lacks levels), any object with
+    ``encode(text, episode_id=, domain=)``, or None. ``dry_run`` computes without writing.
+    """
+    params = params or ConsolidateParams()
+    if not isinstance(params, ConsolidateParams):
+        raise AnalogistError("params must be ConsolidateParams", field="params")
+    vocab = vocab if vocab is not None else default_signature_vocabulary()
+    eps = memory.list(namespace)
+    notes: list[str] = []
+    sigs = [e.signature for e in eps if e.kind != "schema"]
+    # 1. vocabulary first: schemas are induced over the merged names
+    uses = memory.predicate_uses(namespace)
+    arities: dict[str, int] = {}
+    for s in sigs:
+        for _f, a in s.atoms():
+            arities.setdefault(a.predicate, max(len(a.args), 1))
+        for e in s.causal_chain:
+            arities.setdefault(e.edge, 2)
+    terms, merges, renames = plan_vocabulary(uses, memory.terms(namespace), vocab, arities) \
+        if params.merge_synonyms else (memory.terms(namespace), [], {})
+    known = {m["alias"] for m in memory.merges(namespace)}
+    merges = [m for m in merges if m["count_moved"] > 0 or m["alias"] not in known]
+    rewritten: dict[str, Signature] = {}
+    if renames and params.rewrite_merged:
+        for s in sigs:
+            try:
+                r = _rename(s, renames)
+            except AnalogistError as e:
+                notes.append(f"{s.episode_id}: not rewritten after the merge: {e}"[:300])
+                continue
+            if r is not None:
+                rewritten[s.episode_id] = r
+    sigs = [rewritten.get(s.episode_id, s) for s in sigs]
+    # 2. re-abstraction
+    reabstracted: list[str] = []
+    if params.reabstract:
+        lacking = [s for s in sigs if not (s.levels.L1 and s.levels.L2 and s.levels.L3)]
+        enc = encoder
+        if lacking and encoder == "deterministic":
+            from analogist.encode.deterministic import DeterministicEncoder
+
+            enc = DeterministicEncoder()
+        elif isinstance(encoder, str) and encoder != "deterministic":
+            raise AnalogistError(f"encoder must be 'deterministic', None or an encoder object, "
+                                 f"got {encoder!r}", field="encoder")
+        for s in lacking:
+            new, n = reabstract(s, enc)
+            notes.extend(n)
+            if new is not None:
+                rewritten[s.episode_id] = new
+                reabstracted.append(s.episode_id)
+        sigs = [rewritten.get(s.episode_id, s) for s in sigs]
+    # 3. schemas
+    schemas, compared, well = induce_schemas(sigs, vocab=vocab, params=params, cache=cache)
+    health = vocabulary_health(terms, {**{k: 0 for k in uses}, **_recount(sigs)})
+    written = None
+    if not dry_run:
+        written = memory.write_consolidation(
+            namespace=namespace,
+            schemas=[{"name": s.name, "description": s.signature.to_data(),
+                      "members": list(s.members),
+                      "meta": {"pairs": [list(p) for p in s.pairs],
+                               "role_origins": s.role_origins, "writer": WRITER}}
+                     for s in schemas],
+            terms=terms, merges=merges,
+            signatures=[rewritten[k] for k in sorted(rewritten)])
+    return ConsolidationReport(namespace, len(sigs), compared, well, schemas, merges, health,
+                               reabstracted, notes, written)
+
+
+def _recount(sigs: Sequence[Signature]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for s in sigs:
+        seen = set(s.relations)
+        for a in s.relations:
+            out[a.predicate] = out.get(a.predicate, 0) + 1
+        for a in {x for e in s.causal_chain for x in e.atoms()} - seen:
+            out[a.predicate] = out.get(a.predicate, 0) + 1
+        for e in s.causal_chain:
+            out[e.edge] = out.get(e.edge, 0) + 1
+    return out
