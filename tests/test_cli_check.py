@@ -16,13 +16,7 @@ from tests.chat_server import ChatServer, Reply
 DATA = Path(__file__).parent / "data" / "safeguard"
 
 
-@pytest.fixture(autouse=True)
-def no_llm(tmp_path, monkeypatch):
-    for k in ("ANALOGIST_LLM_BASE_URL", "ANALOGIST_LLM_MODEL", "ANALOGIST_LLM_API_KEY",
-              "OPENAI_API_KEY", "ANALOGIST_CONFIG", "ANALOGIST_SAFEGUARD_BASE_URL",
-              "ANALOGIST_SAFEGUARD_MODEL"):
-        monkeypatch.delenv(k, raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+pytestmark = pytest.mark.usefixtures("no_llm")
 
 
 def run(*args: str, input: str | None = None, env: dict[str, str] | None = None):

@@ -26,14 +26,6 @@ LLM_TEXT = (
     "against the ledger before displaying totals.")
 
 
-@pytest.fixture
-def no_llm(tmp_path, monkeypatch):
-    """An environment with no LLM configured anywhere (no env vars, no config file)."""
-    for k in ("ANALOGIST_LLM_BASE_URL", "ANALOGIST_LLM_MODEL", "ANALOGIST_LLM_API_KEY",
-              "OPENAI_API_KEY", "ANALOGIST_CONFIG"):
-        monkeypatch.delenv(k, raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-
 
 def run(*args: str, env: dict | None = None):
     return CliRunner().invoke(app, list(args), env=env)

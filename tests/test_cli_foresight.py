@@ -14,14 +14,6 @@ from analogist.cli import app
 from tests.foresight_fixtures import crisis, unrelated
 
 
-@pytest.fixture
-def no_llm(tmp_path, monkeypatch):
-    for k in ("ANALOGIST_LLM_BASE_URL", "ANALOGIST_LLM_MODEL", "ANALOGIST_LLM_API_KEY",
-              "OPENAI_API_KEY", "ANALOGIST_CONFIG"):
-        monkeypatch.delenv(k, raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-
-
 def run(*args: str):
     return CliRunner().invoke(app, list(args))
 
