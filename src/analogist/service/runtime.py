@@ -1,0 +1,226 @@
+"""Runtime pieces of the HTTP service: the request-size limit (an ASGI middleware), a per-key
+rate limiter (token bucket), request metrics, and a background job runner."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+__all__ = ["BodyLimit", "Jobs", "Metrics", "RateLimiter"]
+
+
+def _json_response_parts(status: int, payload: dict[str, Any],
+                         headers: tuple[tuple[bytes, bytes], ...] = ()) -> tuple[dict, dict]:
+    body = json.dumps(payload).encode()
+    start = {"type": "http.response.start", "status": status,
+             "headers": [(b"content-type", b"application/json"),
+                         (b"content-length", str(len(body)).encode()), *headers]}
+    return start, {"type": "http.response.body", "body": body}
+
+
+class BodyLimit:
+    """ASGI middleware: refuse request bodies over ``max_bytes`` with 413 and a JSON message,
+    before any handler (and so any store write) runs. Checks ``Content-Length`` up front and
+    counts streamed bytes (chunked uploads) as they arrive."""
+
+    def __init__(self, app: Any, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    def _message(self, got: str) -> dict[str, Any]:
+        return {"error": {"type": "request_too_large", "field": "body",
+                          "message": f"request body is {got}; the limit is {self.max_bytes} "
+                                     "bytes (start the server with a larger --max-body, or "
+                                     "split a bulk request)"}}
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for k, v in scope.get("headers", ()):
+            if k == b"content-length":
+                try:
+                    n = int(v)
+                except ValueError:
+                    n = -1
+                if n > self.max_bytes:
+                    start, body = _json_response_parts(413, self._message(f"{n} bytes"))
+                    await send(start)
+                    await send(body)
+                    return
+        # buffer the body (at most max_bytes) so a chunked upload is refused before any
+        # handler sees a byte of it; then replay it to the app
+        chunks: list[bytes] = []
+        seen = 0
+        while True:
+            msg = await receive()
+            if msg["type"] != "http.request":
+                await self.app(scope, _replay([], msg), send)
+                return
+            body = msg.get("body", b"")
+            seen += len(body)
+            if seen > self.max_bytes:
+                start, out = _json_response_parts(413, self._message(f"over {self.max_bytes} "
+                                                                     "bytes"))
+                await send(start)
+                await send(out)
+                return
+            chunks.append(body)
+            if not msg.get("more_body", False):
+                break
+        await self.app(scope, _replay(chunks, None, receive), send)
+
+
+def _replay(chunks: list[bytes], last: dict | None, receive: Callable | None = None
+            ) -> Callable:
+    """A ``receive`` that hands the app the buffered body once, then defers to the server."""
+    state = {"sent": False}
+
+    async def rcv() -> dict:
+        if not state["sent"]:
+            state["sent"] = True
+            if last is not None:
+                return last
+            return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+        if receive is not None:
+            return await receive()
+        return {"type": "http.disconnect"}
+
+    return rcv
+
+
+class RateLimiter:
+    """A token bucket per key: ``rate_per_minute`` requests per minute on average, bursts up to
+    ``burst`` (default: the per-minute rate). ``rate_per_minute <= 0`` turns it off."""
+
+    def __init__(self, rate_per_minute: float, burst: float | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.rate = rate_per_minute / 60.0
+        self.burst = float(burst if burst is not None else max(rate_per_minute, 1))
+        self.clock = clock
+        self._buckets: dict[str, tuple[float, float]] = {}
+        self._lock = threading.Lock()
+
+    def allow(self, key: str) -> tuple[bool, float]:
+        """(allowed, seconds until the next token)."""
+        if self.rate <= 0:
+            return True, 0.0
+        now = self.clock()
+        with self._lock:
+            tokens, last = self._buckets.get(key, (self.burst, now))
+            tokens = min(self.burst, tokens + (now - last) * self.rate)
+            if tokens >= 1.0:
+                self._buckets[key] = (tokens - 1.0, now)
+                return True, 0.0
+            self._buckets[key] = (tokens, now)
+            return False, (1.0 - tokens) / self.rate
+
+
+class Metrics:
+    """Request counts, errors and latencies per route template (the last ``window`` latencies
+    per route are kept for percentiles)."""
+
+    def __init__(self, window: int = 10_000) -> None:
+        self._lock = threading.Lock()
+        self.window = window
+        self.started = time.time()
+        self.routes: dict[str, dict[str, Any]] = {}
+
+    def record(self, route: str, status: int, ms: float) -> None:
+        with self._lock:
+            r = self.routes.get(route)
+            if r is None:
+                r = self.routes[route] = {"count": 0, "errors_4xx": 0, "errors_5xx": 0,
+                                          "status": {}, "lat": deque(maxlen=self.window)}
+            r["count"] += 1
+            r["status"][str(status)] = r["status"].get(str(status), 0) + 1
+            if 400 <= status < 500:
+                r["errors_4xx"] += 1
+            elif status >= 500:
+                r["errors_5xx"] += 1
+            r["lat"].append(ms)
+
+    def snapshot(self) -> dict[str, Any]:
+        def pct(xs: list[float], q: float) -> float | None:
+            if not xs:
+                return None
+            s = sorted(xs)
+            return round(s[min(len(s) - 1, int(q * (len(s) - 1) + 0.5))], 3)
+
+        with self._lock:
+            routes = {k: {"count": v["count"], "errors_4xx": v["errors_4xx"],
+                          "errors_5xx": v["errors_5xx"], "status": dict(v["status"]),
+                          "latency_ms": {"p50": pct(list(v["lat"]), 0.5),
+                                         "p95": pct(list(v["lat"]), 0.95),
+                                         "max": max(v["lat"], default=None)}}
+                      for k, v in sorted(self.routes.items())}
+        return {"uptime_s": round(time.time() - self.started, 3),
+                "requests": sum(r["count"] for r in routes.values()),
+                "errors_4xx": sum(r["errors_4xx"] for r in routes.values()),
+                "errors_5xx": sum(r["errors_5xx"] for r in routes.values()),
+                "routes": routes}
+
+
+@dataclass
+class Job:
+    id: str
+    namespace: str
+    kind: str
+    status: str = "queued"              # queued | running | done | skipped | failed
+    created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
+    finished_at: str | None = None
+    result: Any = None
+    error: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "namespace": self.namespace, "kind": self.kind,
+                "status": self.status, "created_at": self.created_at,
+                "finished_at": self.finished_at, "result": self.result, "error": self.error}
+
+
+class Jobs:
+    """Background jobs on a small thread pool; results kept in memory (the last ``keep``)."""
+
+    def __init__(self, workers: int = 2, keep: int = 1000) -> None:
+        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="analogist-job")
+        self._jobs: dict[str, Job] = {}
+        self._order: deque[str] = deque()
+        self.keep = keep
+        self._lock = threading.Lock()
+
+    def submit(self, namespace: str, kind: str, fn: Callable[[], tuple[str, Any]],
+               on_error: Callable[[BaseException], dict[str, Any]]) -> Job:
+        """Run ``fn`` (returning ``(status, result)``) in the background."""
+        job = Job(secrets.token_hex(12), namespace, kind)
+        with self._lock:
+            self._jobs[job.id] = job
+            self._order.append(job.id)
+            while len(self._order) > self.keep:
+                self._jobs.pop(self._order.popleft(), None)
+
+        def run() -> None:
+            job.status = "running"
+            try:
+                status, result = fn()
+                job.result, job.status = result, status
+            except BaseException as e:  # noqa: BLE001 - reported on the job, never lost
+                job.error, job.status = on_error(e), "failed"
+            job.finished_at = datetime.now(UTC).isoformat()
+
+        self.pool.submit(run)
+        return job
+
+    def get(self, job_id: str) -> Job | None:
+        with self._lock:
+            return self._jobs.get(job_id)
+
+    def shutdown(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
