@@ -230,6 +230,15 @@ def _open_store(store: Path | None) -> Any:
     return Memory.open(path)
 
 
+def _with_store(store: Path | None, fn: Any) -> Any:
+    """``fn(memory)`` on the opened store; an AnalogistError exits 2 with its message."""
+    try:
+        with _open_store(store) as m:
+            return fn(m)
+    except AnalogistError as e:
+        _fail(str(e))
+
+
 def _records(path: Path) -> list[tuple[str, Any]]:
     """Signature records in a JSON/YAML file: one object, a list, or {"episodes": [...]}."""
     from analogist.io import load_structured
@@ -636,11 +645,7 @@ def list_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """List stored episodes."""
-    try:
-        with _open_store(store) as m:
-            eps = m.list(namespace, include_superseded=all_)
-    except AnalogistError as e:
-        _fail(str(e))
+    eps = _with_store(store, lambda m: m.list(namespace, include_superseded=all_))
     rows = [{"id": e.id, "episode_id": e.episode_id, "kind": e.kind,
              "domain": e.signature.surface.domain, "superseded_by": e.superseded_by}
             for e in eps]
@@ -680,11 +685,7 @@ def log_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """The latest analogy attempts (every find writes one row)."""
-    try:
-        with _open_store(store) as m:
-            rows = m.log(namespace, limit)
-    except AnalogistError as e:
-        _fail(str(e))
+    rows = _with_store(store, lambda m: m.log(namespace, limit))
     if as_json:
         typer.echo(json.dumps(rows, indent=2, default=str))
         return
@@ -1231,11 +1232,7 @@ def consolidate_command(
     health and re-abstract episodes lacking levels (seed 000 §9), in one transaction."""
     from analogist.consolidate import consolidate
 
-    try:
-        with _open_store(store) as m:
-            rep = consolidate(m, namespace, dry_run=dry_run)
-    except AnalogistError as e:
-        _fail(str(e))
+    rep = _with_store(store, lambda m: consolidate(m, namespace, dry_run=dry_run))
     if as_json:
         typer.echo(json.dumps(rep.to_json(), ensure_ascii=False, indent=2))
     else:
@@ -1291,11 +1288,7 @@ def triggers_fit_command(
     """Per-trigger useful-analogy and negative-transfer rates from logged outcomes."""
     from analogist.triggers import fit_triggers
 
-    try:
-        with _open_store(store) as m:
-            res = fit_triggers(m, namespace)
-    except AnalogistError as e:
-        _fail(str(e))
+    res = _with_store(store, lambda m: fit_triggers(m, namespace))
     if as_json:
         typer.echo(json.dumps(res, ensure_ascii=False, indent=2))
         return
@@ -1339,11 +1332,7 @@ def plans_list_command(
     """List stored plans and macros with their reuse record."""
     from analogist.plans import review_plans
 
-    try:
-        with _open_store(store) as m:
-            res = review_plans(m, namespace=namespace, apply=False)
-    except AnalogistError as e:
-        _fail(str(e))
+    res = _with_store(store, lambda m: review_plans(m, namespace=namespace, apply=False))
     if as_json:
         typer.echo(json.dumps(res["plans"], ensure_ascii=False, indent=2))
         return
@@ -1396,11 +1385,7 @@ def plans_review_command(
     worse than planning from scratch."""
     from analogist.plans import review_plans
 
-    try:
-        with _open_store(store) as m:
-            res = review_plans(m, namespace=namespace)
-    except AnalogistError as e:
-        _fail(str(e))
+    res = _with_store(store, lambda m: review_plans(m, namespace=namespace))
     if as_json:
         typer.echo(json.dumps(res, ensure_ascii=False, indent=2))
         return
@@ -1418,11 +1403,7 @@ def ledger_command(
     counterfactual."""
     from analogist.triggers import ledger_summary
 
-    try:
-        with _open_store(store) as m:
-            res = ledger_summary(m, namespace)
-    except AnalogistError as e:
-        _fail(str(e))
+    res = _with_store(store, lambda m: ledger_summary(m, namespace))
     if as_json:
         typer.echo(json.dumps(res, ensure_ascii=False, indent=2))
         return
