@@ -23,7 +23,6 @@ effect"). Latency ratios are reported, never judged.
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from pathlib import Path
@@ -37,6 +36,7 @@ from analogist.bench.parb.stats import (
 )
 from analogist.errors import AnalogistError
 
+from .goldset import read_json_file
 from .runner import RESULT_FORMAT
 
 METRICS = ("hit@5", "recall@5", "recall@10", "precision@5", "mrr@10")
@@ -154,15 +154,7 @@ def compare_results(baseline: dict[str, Any], candidate: dict[str, Any], *,
 
 
 def _load(path: str | Path) -> dict[str, Any]:
-    p = Path(path)
-    try:
-        return json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise AnalogistError("file not found", source=str(p)) from None
-    except json.JSONDecodeError as e:
-        raise AnalogistError(f"not JSON: {e.msg}", source=str(p), line=e.lineno) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise AnalogistError(f"unreadable: {e}", source=str(p)) from None
+    return read_json_file(path)
 
 
 def compare_files(a: str | Path, b: str | Path, alpha: float = 0.05) -> dict[str, Any]:

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from analogist.errors import AnalogistError
+from analogist.io import read_text
 
 FORMAT = "analogist-goldset/1"
 CATEGORIES = ("exact_rare", "phrase", "paraphrase", "associative", "nonsense", "superseded",
@@ -648,19 +649,23 @@ def goldset_from_json(data: Any, source: str = "<gold set>") -> GoldSet:
     return GoldSet(ns, fp, eps, params, tuple(out))
 
 
-def load_goldset(path: str | Path) -> GoldSet:
+def read_json_file(path: str | Path, *, error: type[AnalogistError] = AnalogistError) -> Any:
+    """Parse a harness JSON file (gold set or run result) read through
+    :func:`analogist.io.read_text` (size cap, UTF-8, no NUL); failures raise ``error`` naming
+    the file (and the line for malformed JSON)."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise GoldSetError("file not found", source=str(p)) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise GoldSetError(f"unreadable: {e}", source=str(p)) from None
+        text = read_text(p)
+    except AnalogistError as e:
+        raise error(e.message, source=str(p), line=e.line) from None
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as e:
-        raise GoldSetError(f"not JSON: {e.msg}", source=str(p), line=e.lineno) from None
-    return goldset_from_json(data, source=str(p))
+        raise error(f"not JSON: {e.msg}", source=str(p), line=e.lineno) from None
+
+
+def load_goldset(path: str | Path) -> GoldSet:
+    return goldset_from_json(read_json_file(path, error=GoldSetError), source=str(path))
 
 
 def save_goldset(gold: GoldSet, path: str | Path) -> None:
