@@ -447,6 +447,15 @@ def _trigger_fields(trigger: Any, tier: Any, tokens: Any
 
 
 # -- the store -----------------------------------------------------------------------------
+def _write_relations(c: sqlite3.Connection, sid: int, sig: Signature) -> None:
+    """The relation rows of one stored signature (marking those its causal chain uses)."""
+    chain_atoms = {a for e in sig.causal_chain for a in e.atoms()}
+    c.executemany(
+        "INSERT INTO sig_relations(signature_id, position, predicate, args, in_causal_chain) "
+        "VALUES (?, ?, ?, ?, ?)",
+        [(sid, i, a.predicate, json.dumps(list(a.args)), int(a in chain_atoms))
+         for i, a in enumerate(sig.relations)])
+
 class Memory:
     """An analogical memory in one SQLite file. Open with :meth:`open`; close with
     :meth:`close` or use it as a context manager.
@@ -573,12 +582,7 @@ class Memory:
                 f"episode {sig.episode_id!r} is already stored in namespace {namespace!r}",
                 field="episode_id") from None
         sid = int(cur.lastrowid)  # type: ignore[arg-type]
-        chain_atoms = {a for e in sig.causal_chain for a in e.atoms()}
-        c.executemany(
-            "INSERT INTO sig_relations(signature_id, position, predicate, args, in_causal_chain) "
-            "VALUES (?, ?, ?, ?, ?)",
-            [(sid, i, a.predicate, json.dumps(list(a.args)), int(a in chain_atoms))
-             for i, a in enumerate(sig.relations)])
+        _write_relations(c, sid, sig)
         c.executemany(
             "INSERT INTO sig_vectors(signature_id, channel, format, data) VALUES (?, ?, ?, ?)",
             [(sid, ch, fmt, data) for ch, fmt, data in p.vectors])
@@ -1196,12 +1200,7 @@ class Memory:
                   "WHERE id = ?", (sig.kind, p.text, sig.provenance.source_hash,
                                    int(sig.verified), sid))
         c.execute("DELETE FROM sig_relations WHERE signature_id = ?", (sid,))
-        chain_atoms = {a for e in sig.causal_chain for a in e.atoms()}
-        c.executemany(
-            "INSERT INTO sig_relations(signature_id, position, predicate, args, in_causal_chain) "
-            "VALUES (?, ?, ?, ?, ?)",
-            [(sid, i, a.predicate, json.dumps(list(a.args)), int(a in chain_atoms))
-             for i, a in enumerate(sig.relations)])
+        _write_relations(c, sid, sig)
         for ch, fmt, data in p.vectors:  # other channels stay unless replaced
             c.execute("INSERT OR REPLACE INTO sig_vectors(signature_id, channel, format, data) "
                       "VALUES (?, ?, ?, ?)", (sid, ch, fmt, data))
