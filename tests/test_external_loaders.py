@@ -22,12 +22,7 @@ from analogist.bench.external import (
 from analogist.bench.external.runner import _pick, _retrieval_metrics
 from analogist.bench.external.sample import subsample
 from analogist.errors import AnalogistError
-
-FIX = Path(__file__).resolve().parent / "data" / "external"
-FOLDER = {"arn": "arn", "analobench-t1": "analobench", "analobench-t2": "analobench",
-          "storyanalogy": "storyanalogy", "parallelparc-mc": "parallelparc",
-          "parallelparc-binary": "parallelparc", "rattermann": "rattermann",
-          "historical": "historical"}
+from tests.external_fixtures import FIX, FOLDER
 
 
 def test_every_benchmark_has_a_fixture() -> None:

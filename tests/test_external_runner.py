@@ -23,12 +23,8 @@ from analogist.bench.external import (
 )
 from analogist.cli import app
 from analogist.errors import AnalogistError
+from tests.external_fixtures import FIX, FOLDER
 
-FIX = Path(__file__).resolve().parent / "data" / "external"
-FOLDER = {"arn": "arn", "analobench-t1": "analobench", "analobench-t2": "analobench",
-          "storyanalogy": "storyanalogy", "parallelparc-mc": "parallelparc",
-          "parallelparc-binary": "parallelparc", "rattermann": "rattermann",
-          "historical": "historical"}
 TOP_KEYS = {"benchmark", "n", "chance", "analogist", "baseline"}
 
 try:
