@@ -140,10 +140,7 @@ def compile_event(ev: Event, vocab: Vocabulary | None = None) -> Description:
 def _reversed(ev: Event) -> Event:
     links = tuple(Link(cause=ln.effect, edge=ln.edge, effect=ln.cause, status=ln.status)
                   for ln in ev.links)
-    try:
-        return ev.model_copy(update={"links": links})
-    except Exception:  # pragma: no cover - model_copy does not validate
-        return ev
+    return ev.model_copy(update={"links": links})
 
 
 def _fidelity(base: Description, target: Description, target_total: float,

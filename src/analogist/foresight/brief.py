@@ -22,7 +22,6 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +73,7 @@ def brief_data(res: ForesightResult) -> dict[str, Any]:
             "unknowns": [{"target": f.id, "position": f.position, "mechanism": f.mechanism}
                          for f in tgt.factors if f.id not in mapped_t],
             "projections": [p.to_json() for p in a.projections],
-            "scale_note": None if ev.scale == tgt.scale
+            "scale_note": None if ev.scale == tgt.scale or None in (ev.scale, tgt.scale)
             else f"scale {ev.scale} vs the target's {tgt.scale}",
             "domain_note": None if ev.domain == tgt.domain
             else f"domain {ev.domain} vs the target's {tgt.domain}",
@@ -189,7 +188,8 @@ def brief_markdown(res: ForesightResult, *, chart: str | None = None) -> str:
         conf = (f"Confirmation: calibrated π per position and (q, p) per analogy strength "
                 f"({rates}; {c['source']}), δ={pr['delta']}; strongest-analogy n* by position: "
                 f"{nstar}")
-    out += [f"Target `{t['event_id']}` ({t['domain']}, {t['scale']}), {cut}. {conf}; "
+    out += [f"Target `{t['event_id']}` ({t['domain']}, {t['scale'] or 'scale unknown'}), "
+            f"{cut}. {conf}; "
             f"stopped: {b['stop_reason']}.", ""]
     out += ["## Observed at the cutoff", ""]
     out += [f"- **{f['position']}** `{f['mechanism']}` ({f['id']}): {f['text']}"
@@ -321,8 +321,6 @@ def coverage_chart(res: ForesightResult, path: str | Path, *, max_rows: int = 24
     fig.tight_layout()
     fig.savefig(str(path), dpi=130)
     plt.close(fig)
-    if any(math.isnan(x) for x in post):  # pragma: no cover - posteriors are finite
-        return "chart written with missing posteriors"
     return None
 
 

@@ -136,10 +136,6 @@ def _date_ok(v: Any) -> Any:
     return v
 
 
-def _date_le(a: PartialDate, b: PartialDate) -> bool:
-    return a <= b
-
-
 # -- the model -------------------------------------------------------------------------------
 FactorId = Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]{0,63}$")]
 EventId = Annotated[str, Field(pattern=_ID.pattern)]
@@ -218,7 +214,9 @@ class Event(BaseModel):
     name: Name
     aliases: tuple[Name, ...] = ()
     domain: Literal["finance", "geopolitics", "technology", "public_health", "society"]
-    scale: Literal["incident", "episode", "crisis", "wave", "era"]
+    scale: Literal["incident", "episode", "crisis", "wave", "era"] | None = Field(
+        description="scope class; null (explicitly) only when unknown, as for events read "
+                    "back from a memory store")
     start: str
     end: str | None = None
     place: tuple[Name, ...] = ()
@@ -288,7 +286,7 @@ class Event(BaseModel):
         for f in self.factors:
             if f.status == "hidden":
                 hid.append(f)
-            elif f.status == "observed" or _date_le(self.factor_time(f), cut):
+            elif f.status == "observed" or self.factor_time(f) <= cut:
                 obs.append(f)
             else:
                 hid.append(f)
@@ -462,7 +460,7 @@ def event_from_signature(sig: Signature, *, provenance: str = "memory") -> Event
     """Read an Event back from a stored Signature of kind ``event`` whose roles carry
     ``pos_<position>`` relations; None when the signature carries no positions. Names come from
     ``surface.entities`` (first = name); dates, scale and part-of links are not stored in a
-    Signature, so the event spans an unknown date (year 0) and has scale ``crisis``."""
+    Signature, so the event spans an unknown date (year 0) and its scale is unknown (None)."""
     if sig.kind != "event":
         return None
     pos: dict[str, str] = {}
@@ -487,7 +485,7 @@ def event_from_signature(sig: Signature, *, provenance: str = "memory") -> Event
     slug = re.sub(r"[^a-z0-9\-]+", "-", sig.episode_id.lower()).strip("-")[:100] or "event"
     data = {"event_id": slug, "name": names[0][:200], "aliases": [n[:200] for n in names[1:8]],
             "domain": sig.surface.domain if sig.surface.domain in DOMAINS else "society",
-            "scale": "crisis", "start": "0", "description": sig.levels.L0 or names[0],
+            "scale": None, "start": "0", "description": sig.levels.L0 or names[0],
             "factors": factors, "links": links, "source": f"memory episode {sig.episode_id}",
             "provenance": provenance}
     try:

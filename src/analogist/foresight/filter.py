@@ -24,7 +24,7 @@ One rule beyond Algorithm 1, because seed 001 Table 5 names its failures ("same-
    or is a direct causal precursor or consequence of it (``related``): it is part of the target's
    own history, not an independent case.
 
-Events read back from a memory store carry no scale, so rule 5 is not applied to them.
+Rule 5 is not applied when either scale is unknown (events read back from a memory store).
 Events from an LLM's own knowledge carry no part-of links; for them rules 2, 3 and 6 can only fire
 through names that resolve to corpus events.
 """
@@ -134,7 +134,7 @@ def check_candidate(target: Event, cand: Event, corpus: Corpus | None = None, *,
     if "generic_descriptor" in active and is_generic_descriptor(cand.name):
         return Rejection(cid, "generic_descriptor",
                          f"{cand.name!r} names a category of events, not one event")
-    if "scope_mismatch" in active and "memory" not in (cand.provenance, target.provenance):
+    if "scope_mismatch" in active and cand.scale is not None and target.scale is not None:
         gap = abs(SCALES.index(cand.scale) - SCALES.index(target.scale))
         if gap >= 2:
             return Rejection(cid, "scope_mismatch",

@@ -35,7 +35,7 @@ from typing import Any
 from analogist.errors import AnalogistError
 from analogist.foresight.align import Alignment, AlignParams, Hypothesis, align, compile_event
 from analogist.foresight.calibrate import Calibration, strength_bin
-from analogist.foresight.confirm import ConfirmParams, Posterior, n_star, posterior
+from analogist.foresight.confirm import ConfirmParams, Posterior, posterior
 from analogist.foresight.event import POSITIONS, Corpus, Event, TargetView, foresight_vocabulary
 from analogist.foresight.filter import RULES, Rejection, check_candidate, independence_groups
 from analogist.index.content import ContentIndex
@@ -360,7 +360,3 @@ def run_foresight(target: Event | TargetView, pool: Iterable[Event], *,
         decision = decide(tev, [], events, params, links)
     return ForesightResult(tv, decision, tuple(logs), events, params, stop, tuple(skipped))
 
-
-def required_confirmations(params: ForesightParams) -> int:
-    """n* for the loop's confirmation parameters."""
-    return n_star(params.confirm)
