@@ -194,10 +194,22 @@ def build_match_hypotheses(base: Description, target: Description) -> MHArrays:
         return i
 
     def expr_mh(b: int, t: int, a: list[int], incomplete: bool) -> int:
+        i = len(bk)
         fb, ft = b_fid[b], t_fid[t]
-        same = b_fun[b] == t_fun[t]
-        i = new(b, t, EXPRESSION, b_order[b] if b_order[b] > t_order[t] else t_order[t], a,
-                incomplete, SAME_FUNCTION if b_function[b] and not same else SAME_FUNCTOR)
+        fkey = fb * n_fun_t + ft
+        f = functors.get(fkey)
+        new_functor = f is None
+        if new_functor:
+            f = i + 1  # made right after this MH
+        bk.append(b)
+        tk.append(t)
+        kind.append(EXPRESSION)
+        order.append(b_order[b] if b_order[b] > t_order[t] else t_order[t])
+        args.append(a)
+        parents.append([])
+        fmh.append(f)
+        lsc.append(SAME_FUNCTION if b_function[b] and b_fun[b] != t_fun[t] else SAME_FUNCTOR)
+        inc.append(incomplete)
         key = b * n_items_t + t
         got = memo.get(key)
         if got is None:
@@ -206,11 +218,8 @@ def build_match_hypotheses(base: Description, target: Description) -> MHArrays:
             got.append(i)
         for x in a:
             parents[x].append(i)
-        fkey = fb * n_fun_t + ft
-        f = functors.get(fkey)
-        if f is None:
-            f = functors[fkey] = new(-1 - fb, -1 - ft, FUNCTOR, 0, [], False, NO_SCORE)
-        fmh[i] = f
+        if new_functor:
+            functors[fkey] = new(-1 - fb, -1 - ft, FUNCTOR, 0, [], False, NO_SCORE)
         parents[f].append(i)
         return i
 
@@ -233,10 +242,15 @@ def build_match_hypotheses(base: Description, target: Description) -> MHArrays:
         # every alignable argument pair is proposed, even when the match is incomplete
         for i in range(n):
             ba, ta = bargs[i], targs[i]
-            if not alignable(ba, ta):
+            if ba >= b_n or ta >= t_n:  # alignable(ba, ta), inline
+                if ba < b_n or ta < t_n:
+                    complete = False
+                    continue
+            elif not (len(b_args[ba]) == len(t_args[ta]) and (
+                    b_fun[ba] == t_fun[ta] or (b_function[ba] and t_function[ta]))):
                 complete = False
                 continue
-            got = local_match(ba, ta)
+            got = memo.get(ba * n_items_t + ta) or local_match(ba, ta)
             if len(got) != 1:
                 single = False
             lists.append(got)
@@ -438,27 +452,34 @@ def _filter_commutative_children(H: MHArrays, m: int) -> None:
 
 def kernel_roots(H: MHArrays) -> list[int]:
     """Step 3: the roots of the kernel mappings, in the reference's discovery order: each
-    complete, consistent, non-functor MH without a complete, consistent parent."""
+    complete, consistent, non-functor MH without a complete, consistent parent, found walking
+    the MHs newest first and, below an MH that is not complete and consistent, its arguments."""
     inc, incon, parents, args, kind = (H.incomplete, H.inconsistent, H.parents, H.args,
                                        H.kind)
     n = len(H)
     okay = [not (inc[i] or incon[i]) for i in range(n)]
-    is_root = [okay[i] and kind[i] != FUNCTOR and not any(okay[p] for p in parents[i])
-               for i in range(n)]
+    is_okay = okay.__getitem__
     roots: list[int] = []
-    seen: set[int] = set()
+    decided: set[int] = set()  # okay MHs already judged root or not
 
     def visit(m: int) -> None:
-        if okay[m]:
-            if is_root[m] and m not in seen:
-                seen.add(m)
-                roots.append(m)
-        else:
-            for a in args[m]:
+        for a in args[m]:
+            if okay[a]:
+                if a not in decided:
+                    decided.add(a)
+                    if kind[a] != FUNCTOR and not any(map(is_okay, parents[a])):
+                        roots.append(a)
+            elif args[a]:
                 visit(a)
 
     for m in range(n - 1, -1, -1):
-        visit(m)
+        if okay[m]:
+            if m not in decided:
+                decided.add(m)
+                if kind[m] != FUNCTOR and not any(map(is_okay, parents[m])):
+                    roots.append(m)
+        elif args[m]:
+            visit(m)
     return roots
 
 

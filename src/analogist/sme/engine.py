@@ -131,14 +131,17 @@ def match(base: Description, target: Description, params: SMEParams | None = Non
     state = kernel_mappings(H, roots)
     chosen = greedy_merge(state, params)
     rescore = params.block_most_out_of_mapping_contributions
-    finals = [(rescore_mapping(state, mp, params) if rescore else mp.score, mp) for mp in chosen]
+    finals = []
+    for mp in chosen:
+        members = bits_of(mp.mhs)
+        finals.append((rescore_mapping(state, mp, params, members) if rescore else mp.score,
+                       members, mp))
     finals.sort(key=_first, reverse=True)
     b_items, t_items = H.B.items, H.T.items
     b_names, t_names = H.B.fnames, H.T.fnames
     kind, bk, tk = H.kind, H.bk, H.tk
     out = []
-    for s, mp in finals:
-        members = bits_of(mp.mhs)
+    for s, members, mp in finals:
         ents = []
         exprs = []
         funs = []
@@ -157,5 +160,5 @@ def match(base: Description, target: Description, params: SMEParams | None = Non
     return MatchResult(base, target, params, len(H), len(roots), tuple(out))
 
 
-def _first(x: tuple[float, Any]) -> float:
+def _first(x: tuple[float, Any, Any]) -> float:
     return x[0]

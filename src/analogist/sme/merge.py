@@ -71,13 +71,21 @@ def kernel_mappings(H: MHArrays, roots: list[int]) -> MergeState:
     for m in H.children:
         if not args[m]:
             state.undecided |= 1 << m
+    undecided_bits = state.undecided
+    score, cache = H.score, state.cache
     for k in kernels:
-        undecided = k.mhs & state.undecided
-        if undecided:
-            k.pending = bits_of(undecided)
+        if k.mhs & undecided_bits:
+            k.pending = bits_of(k.mhs & undecided_bits)
             _settle_commutatives(state, k)  # may integrate commutative choices into the kernel
-        k.score = score_of(H, k.mhs)
-        state.cache[k.submappings] = k
+        # score_of(H, k.mhs), inline: the sum in ascending MH order
+        s = 0
+        x = k.mhs
+        while x:
+            low = x & -x
+            s += score[low.bit_length() - 1]
+            x ^= low
+        k.score = s
+        cache[k.submappings] = k
     return state
 
 
@@ -200,10 +208,12 @@ def _greedy_cream(state: MergeState, candidates: list[Mapping], cutoff: float,
         sol = remaining[0]
         rest: list[Mapping] = []
         for c in remaining[1:]:
-            if _consistent(state, sol, c):
-                sol = _merge(state, sol, c)
-            else:
+            # _consistent(state, sol, c), its first test inline
+            if sol.mhs & c.nogood or c.mhs & sol.nogood or (
+                    (sol.pending or c.pending) and not _consistent(state, sol, c)):
                 rest.append(c)
+            else:
+                sol = _merge(state, sol, c)
         remaining = rest
         old_used = list(used)
         used.extend(sorted(sol.submappings))
@@ -265,12 +275,14 @@ def greedy_merge(state: MergeState, params: SMEParams) -> list[Mapping]:
 # 6. global rescoring
 
 
-def rescore_mapping(state: MergeState, mp: Mapping, params: SMEParams) -> float:
+def rescore_mapping(state: MergeState, mp: Mapping, params: SMEParams,
+                    members: list[int] | None = None) -> float:
     """Step 6: score a global mapping from its own hypotheses only (the hypotheses' step-4
-    scores are left as they are)."""
+    scores are left as they are); ``members``: ``bits_of(mp.mhs)`` if already at hand."""
     H = state.H
     desc, nogood, args, children, order = H.desc, H.nogood, H.args, H.children, H.order
-    members = bits_of(mp.mhs)
+    if members is None:
+        members = bits_of(mp.mhs)
     extra: list[int] = []
     member_bits, mp_nogood = mp.mhs, mp.nogood
     for m in members:
