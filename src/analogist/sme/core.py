@@ -550,13 +550,20 @@ def push_down(H: MHArrays, params: SMEParams, queue: list[int],
         if kind[m] != EXPRESSION:
             continue
         amount = td * score[m]
-        targets: list[int] = []
-        if with_functor and fmh[m] in members:  # (a functor is always complete, consistent)
-            targets.append(fmh[m])
         a = args[m]
-        targets.extend(x for x in a if x in members)
-        if not a and m in children:
-            targets.extend(c for c in children[m] if c in members)
-        for x in targets:
-            v = score[x] + amount
-            score[x] = cap if cap is not None and v > cap else v
+        targets: list[int] = a
+        if with_functor or (not a and m in children):
+            targets = [fmh[m]] if with_functor else []
+            targets += a
+            if not a and m in children:
+                targets += children[m]
+        # (a functor is always complete and consistent, so in ``queue`` with its expression)
+        if cap is None:
+            for x in targets:
+                if x in members:
+                    score[x] += amount
+        else:
+            for x in targets:
+                if x in members:
+                    v = score[x] + amount
+                    score[x] = cap if v > cap else v
