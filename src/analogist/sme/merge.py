@@ -30,7 +30,7 @@ class Mapping:
         self.submappings = submappings
         self.score = 0.0
         self.inconsistent = False
-        self.pending: list[int] = []  # undecided commutative MHs
+        self.pending: Sequence[int] = ()  # undecided commutative MHs (replaced, not mutated)
 
     def __repr__(self) -> str:
         return f"<Mapping {self.id} score={self.score:.4f}>"
@@ -219,7 +219,8 @@ def _greedy_cream(state: MergeState, candidates: list[Mapping], cutoff: float,
         used.extend(sorted(sol.submappings))
         for kid in old_used:
             k = state.kernels[kid]
-            if _consistent(state, k, sol):
+            if not (k.mhs & sol.nogood or sol.mhs & k.nogood or (
+                    (k.pending or sol.pending) and not _consistent(state, k, sol))):
                 sol = _merge(state, sol, k)
         if sol.score >= cutoff * best:
             best = max(best, sol.score)
