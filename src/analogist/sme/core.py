@@ -463,23 +463,17 @@ def kernel_roots(H: MHArrays) -> list[int]:
     decided: set[int] = set()  # okay MHs already judged root or not
 
     def visit(m: int) -> None:
-        for a in args[m]:
-            if okay[a]:
-                if a not in decided:
-                    decided.add(a)
-                    if kind[a] != FUNCTOR and not any(map(is_okay, parents[a])):
-                        roots.append(a)
-            elif args[a]:
-                visit(a)
-
-    for m in range(n - 1, -1, -1):
         if okay[m]:
             if m not in decided:
                 decided.add(m)
                 if kind[m] != FUNCTOR and not any(map(is_okay, parents[m])):
                     roots.append(m)
-        elif args[m]:
-            visit(m)
+        else:
+            for a in args[m]:
+                visit(a)
+
+    for m in range(n - 1, -1, -1):
+        visit(m)
     return roots
 
 
