@@ -146,7 +146,8 @@ def read_file_text(path: Path, expected: str = "") -> str:
     try:
         text = read_text(path, max_bytes=MAX_BENCH_FILE_BYTES).lstrip("\ufeff")
     except AnalogistError as e:
-        raise type(e)(e.message + (f"; expected {expected}" if expected else ""),
+        raise type(e)(e.message.split("; expected")[0] + (f"; expected {expected}" if expected
+                                                            else ""),
                       source=e.source, line=e.line) from None
     if not text.strip():
         raise AnalogistError("the file is empty" + (f"; expected {expected}" if expected
@@ -194,7 +195,7 @@ def read_rows(path: Path, layouts: Mapping[str, Sequence[str]], what: str, *,
     file, the header and every expected column list. Empty rows and rows whose field count
     differs from the header's are skipped and counted.
     """
-    expected = f"a {what} with the columns {describe_layouts(layouts)}"
+    expected = f"{what} with the columns {describe_layouts(layouts)}"
     text = read_file_text(path, expected)
     if delimiter is None:
         delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
@@ -257,7 +258,7 @@ def read_jsonl(path: Path, required: Sequence[str], what: str
     file of another kind is one error naming the expected keys). Blank lines, unreadable lines
     and objects missing a required key are skipped and counted.
     """
-    expected = f"a {what} (JSON lines with the keys {', '.join(required)})"
+    expected = f"{what} (JSON lines with the keys {', '.join(required)})"
     text = read_file_text(path, expected)
     out: list[tuple[int, dict[str, Any]]] = []
     skipped: Counter[str] = Counter()
