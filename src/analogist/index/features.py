@@ -41,8 +41,11 @@ Everything here is a pure function.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from analogist.signature import Atom, Signature
 
@@ -54,6 +57,8 @@ __all__ = [
     "causal_motifs",
     "content_features",
     "extract_features",
+    "surface_tokens",
+    "surface_tokens_of_data",
     "wl_fingerprint",
 ]
 
@@ -273,3 +278,27 @@ def extract_features(sig: Signature, depth: int = FINGERPRINT_DEPTH) -> EpisodeF
     """Content counts and WL fingerprint of ``sig``."""
     return EpisodeFeatures(content=content_features(sig),
                            fingerprint=wl_fingerprint(sig, depth), fingerprint_depth=depth)
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if len(w) > 2}
+
+
+def surface_tokens(sig: Signature) -> set[str]:
+    """Words of an episode's surface: domain, entity names and the concrete L0 narrative (words
+    of three letters or more, lower-cased). Not a structural feature: the decoy probe of
+    retrieval compares surfaces with it, and the store keeps it beside each episode."""
+    return _content_words(" ".join([sig.surface.domain or "", *sig.surface.entities,
+                                    sig.levels.L0 or ""]))
+
+
+def surface_tokens_of_data(data: Mapping[str, Any]) -> set[str]:
+    """:func:`surface_tokens` of a signature's canonical JSON data, without validating it."""
+    surface = data.get("surface") or {}
+    levels = data.get("levels") or {}
+    return _content_words(" ".join([str(surface.get("domain") or ""),
+                                    *(str(x) for x in surface.get("entities") or []),
+                                    str(levels.get("L0") or "")]))
