@@ -512,9 +512,9 @@ def _relation_rows(sid: int, sig: Signature) -> builtins.list[tuple[int, int, st
     """The relation rows of one stored signature (marking those its causal chain uses); ``args``
     is the JSON list of role tags exactly as ``json.dumps`` writes it (role tags are plain
     ASCII identifiers, so no escaping is needed)."""
-    chain_atoms = {a for e in sig.causal_chain for a in e.atoms()}
+    chain_atoms = {(a.predicate, a.args) for e in sig.causal_chain for a in e.atoms()}
     return [(sid, i, a.predicate, "[" + ", ".join(f'"{t}"' for t in a.args) + "]",
-             int(a in chain_atoms)) for i, a in enumerate(sig.relations)]
+             int((a.predicate, a.args) in chain_atoms)) for i, a in enumerate(sig.relations)]
 
 
 def _write_relations(c: sqlite3.Connection, sid: int, sig: Signature) -> None:
