@@ -686,6 +686,22 @@ class Memory:
             err.position = j  # type: ignore[attr-defined]
             raise err
 
+    def check_new(self, episode_ids: Iterable[str], *, namespace: str = "default") -> None:
+        """Raise :class:`DuplicateEpisodeError` naming the first (in sorted order) of
+        ``episode_ids`` already stored in ``namespace``: for a caller that wants to refuse a
+        whole input before any of its batches is written."""
+        ns = _namespace(namespace)
+        want = sorted(set(episode_ids))
+        for start in range(0, len(want), 500):
+            chunk = want[start:start + 500]
+            row = self.conn.execute(
+                f"SELECT MIN(episode_id) FROM signatures WHERE namespace = ? AND episode_id IN "
+                f"({','.join('?' * len(chunk))})", (ns, *chunk)).fetchone()
+            if row[0] is not None:
+                raise DuplicateEpisodeError(
+                    f"episode {row[0]!r} is already stored in namespace {ns!r}"[:300],
+                    field="episode_id")
+
     def add(self, sig: Signature | Mapping[str, Any], *, namespace: str = "default",
             features: EpisodeFeatures | None = None,
             embeddings: Mapping[str, np.ndarray] | None = None) -> int:
