@@ -45,6 +45,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from analogist.signature import Atom, Signature
@@ -250,7 +251,9 @@ def _content(g: _Parsed) -> dict[str, float]:
     return {k: float(c[k]) for k in sorted(c) if c[k]}
 
 
+@lru_cache(maxsize=1 << 16)
 def _h(text: str) -> str:
+    # cached: the same local shapes recur across a corpus (a pure function of its text)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
 
 
