@@ -204,3 +204,43 @@ def test_content_index_append_and_save_equal_a_build(tmp_path: Path) -> None:
     assert list(loaded.ids) == ids
     with pytest.raises(Exception, match="greater"):
         part.append([5], ["f1"], np.array([0, 1]), np.array([0]), np.array([1.0]))
+
+
+def test_hnsw_channel_finds_the_exact_nearest_on_a_small_set() -> None:
+    pytest.importorskip("usearch")
+    from analogist.index.ann import AnnParams, HnswChannel
+
+    rng = np.random.default_rng(5)
+    mat = rng.standard_normal((300, 24)).astype(np.float32)
+    mat /= np.linalg.norm(mat, axis=1, keepdims=True)
+    ch = HnswChannel(np.arange(1000, 1300), mat, AnnParams(k=10))
+    for q in mat[:20] + 0.05:
+        near, sims = ch.search(q)
+        exact = np.argsort(-(mat @ q))[:10] + 1000
+        assert len(set(near.tolist()) & set(exact.tolist())) >= 9
+        assert np.all(np.diff(sims) <= 1e-6) and len(near) == 10
+
+
+def test_approximate_embedding_channel_in_stage_1(tmp_path: Path) -> None:
+    pytest.importorskip("usearch")
+    from analogist.index.ann import AnnParams
+    from analogist.index.embed import default_embedder
+    from analogist.retrieve import RetrieveParams, level_embeddings
+
+    emb = default_embedder()
+    with Memory.open(tmp_path / "e.db") as m:
+        m.add_many(CASES[:4], embed=lambda s: level_embeddings(s, emb))
+        q = _renamed(CASES[30], "query")
+        e = Retriever(m, embedder=emb, log=False).mac(q)[2]["embedding"]
+
+        def approx(k: int) -> np.ndarray:
+            r = Retriever(m, embedder=emb, log=False, params=RetrieveParams(
+                embedding_ann=True, ann_min_rows=1, ann=AnnParams(k=k)))
+            got = r.mac(q)[2]["embedding"]
+            assert r.notes == [] and len(r._ann) == 3
+            return got
+
+        assert np.allclose(approx(50), e, atol=1e-5)  # k over the size: every row, as exact
+        few = approx(2)
+        assert 0 < np.count_nonzero(few) <= 2 * 3 and not np.allclose(few, e)
+        assert int(np.argmax(e)) in np.flatnonzero(few)

@@ -35,6 +35,7 @@ import numpy as np
 
 from analogist.description import Description
 from analogist.errors import AnalogistError
+from analogist.index.ann import AnnParams, HnswChannel, ann_available
 from analogist.index.content import ContentIndex, ContentIndexError
 from analogist.index.features import extract_features, surface_tokens, surface_tokens_of_data
 from analogist.index.mac import MacIndex, index_root
@@ -76,6 +77,11 @@ class RetrieveParams:
             namespace is larger than ``exhaustive_probe_limit``.
         exhaustive_probe_limit: up to this many episodes the probe compares surfaces with all.
         judge: the judge's parameters.
+        embedding_ann: score the embedding channel over an approximate (HNSW) index instead of
+            every row, for channels with at least ``ann_min_rows`` vectors — a departure from
+            exact MAC, off by default (see :mod:`analogist.index.ann`; needs the ``ann`` extra).
+        ann_min_rows: the channel size from which ``embedding_ann`` applies.
+        ann: the HNSW settings.
     """
 
     k: int = 5
@@ -88,9 +94,14 @@ class RetrieveParams:
     probe_pool: int = 200
     exhaustive_probe_limit: int = 2000
     judge: JudgeParams = field(default_factory=JudgeParams)
+    embedding_ann: bool = False
+    ann_min_rows: int = 50_000
+    ann: AnnParams = field(default_factory=AnnParams)
 
     def __post_init__(self) -> None:
-        for name in ("k", "shortlist", "probe_pool", "exhaustive_probe_limit"):
+        if not isinstance(self.embedding_ann, bool):
+            raise AnalogistError("embedding_ann must be a boolean", field="embedding_ann")
+        for name in ("k", "shortlist", "probe_pool", "exhaustive_probe_limit", "ann_min_rows"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise AnalogistError(f"{name} must be a positive integer", field=name)
@@ -264,6 +275,7 @@ class Retriever:
         self._index: MacIndex | None = None
         # channel → (row positions in the index, matrix of those rows' vectors)
         self._embeddings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._ann: dict[str, HnswChannel] = {}
         self._compiled: OrderedDict[int, tuple[StoredEpisode, Description, float]] = \
             OrderedDict()
         self._checked: dict[int, int] = {}  # id → generation its cached head was read at
@@ -303,12 +315,25 @@ class Retriever:
                         rows = np.minimum(np.searchsorted(ids, e), len(ids) - 1)
                         ok = ids[rows] == e
                         self._embeddings[ch] = (rows[ok], mat[ok])
+            self._ann = self._ann_channels()
         if rewritten:
             self._compiled.clear()
             self._checked.clear()
         self._schemas = None
         self._surfaces = None
         self._state = state
+
+    def _ann_channels(self) -> dict[str, HnswChannel]:
+        """HNSW indexes of the channels large enough, when asked for (built per refresh)."""
+        p = self.params
+        big = {ch: v for ch, v in self._embeddings.items() if len(v[0]) >= p.ann_min_rows}
+        if not p.embedding_ann or not big:
+            return {}
+        if not ann_available():
+            self._note("embedding_ann is set but the HNSW library is not installed "
+                       "(pip install 'analogist[ann]'); the embedding channel stays exact")
+            return {}
+        return {ch: HnswChannel(rows, mat, p.ann) for ch, (rows, mat) in big.items()}
 
     def _current_index(self, state: tuple[int, int]) -> MacIndex:
         """The stage-1 index at ``state``: the one in hand or the saved one, with the rows
@@ -422,8 +447,13 @@ class Retriever:
                 cnt = np.zeros(len(ids), dtype=np.float64)
                 for ch, q in zip(used, qv, strict=True):
                     rows, mat = self._embeddings[ch]
-                    sims = mat @ q.astype(np.float32)
-                    np.add.at(emb, rows, sims)
+                    ann = self._ann.get(ch)
+                    if ann is None:
+                        sims = mat @ q.astype(np.float32)
+                        np.add.at(emb, rows, sims)
+                    else:  # approximate: only the k nearest rows score (see index.ann)
+                        near, sims = ann.search(q)
+                        np.add.at(emb, near, sims)
                     np.add.at(cnt, rows, 1.0)
                 emb = np.divide(emb, cnt, out=np.zeros_like(emb), where=cnt > 0)
                 channels["embedding"] = emb
