@@ -25,6 +25,7 @@ import os
 import re
 import secrets
 import shutil
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -171,8 +172,12 @@ class MacIndex:
         ptr_tmp.write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
         os.replace(ptr_tmp, root / f"{key}.json")
         self.saved_rows = len(self)
+        # older copies go; the one the pointer names now stays even if another process wrote it
+        keep = {name}
+        with suppress(OSError, ValueError, KeyError, TypeError):
+            keep.add(str(json.loads((root / f"{key}.json").read_text(encoding="utf-8"))["dir"]))
         for old in root.glob(f"{key}-*"):
-            if old.name != name and old.is_dir():
+            if old.name not in keep and old.is_dir():
                 shutil.rmtree(old, ignore_errors=True)
 
     @classmethod
