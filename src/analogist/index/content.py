@@ -111,7 +111,7 @@ class ContentIndex:
             raise ContentIndexError("counts must be finite and >= 0", field="counts")
         if len(set(names)) != len(names):
             raise ContentIndexError("feature names repeat", field="names")
-        if len(np.unique(ids_a)) != n:
+        if n > 1 and not np.all(np.diff(ids_a) > 0) and len(np.unique(ids_a)) != n:
             raise ContentIndexError("ids repeat", field="ids")
         self._names = list(names)
         self._vocab = {k: i for i, k in enumerate(self._names)}
