@@ -15,6 +15,7 @@ from analogist.safeguard.assess import (
     assess_difference,
     assess_similarity,
 )
+from analogist.safeguard.claims import Claim, read_claims, restates
 from analogist.safeguard.finder import (
     _Corpus,
     _event_mentions,
@@ -24,7 +25,7 @@ from analogist.safeguard.finder import (
     estimate_share,
     find_analogies,
 )
-from analogist.safeguard.lexicon import _CONDITION_PAT, _norm, concepts_in
+from analogist.safeguard.lexicon import _CONDITION_PAT, _norm
 from analogist.safeguard.llm_steps import llm_find, llm_share
 from analogist.safeguard.report import AnalogyCheck, SafeguardReport
 from analogist.safeguard.rules import (
@@ -189,7 +190,6 @@ class Safeguard:
             reasons.append("no source case named: not a structured analogy")
             recs.append("name the historical or classical case the argument relies on")
         counted: list[ItemAssessment] = []
-        seen: list[frozenset[str]] = []
         for i, s in enumerate(sims, 1):
             if not s.ok:
                 reasons.append(f"similarity {i} {s.text!r}: {s.reason}")
@@ -200,12 +200,10 @@ class Safeguard:
                                f"mapping ({', '.join(sorted(mech))} is not in both "
                                f"{src_ev.name} and {tgt_ev.name})")
                 continue
-            key = frozenset(c.name for c in s.concepts)
-            if key in seen:
+            if any(_restates(e, s) for e in counted):
                 reasons.append(f"similarity {i} {s.text!r}: restates an earlier similarity "
                                f"({s.names()})")
                 continue
-            seen.append(key)
             counted.append(s)
         good_d = [d for d in diffs if d.ok]
         for i, d in enumerate(diffs, 1):
@@ -281,7 +279,7 @@ class Safeguard:
                         "debt')")
         # parallels: mechanisms and causal relations named in the text (not in the differences
         # or caveat), plus corpus-mapping matches when both sides resolve
-        parallels = {c.name for c in concepts_in(text or "") if c.causal}
+        parallels = _parallels(text or "")
         src_ev = self.resolve(source)
         tgt_ev = self._target_event(target, text, src_ev)
         if src_ev is not None and tgt_ev is not None and src_ev.event_id != tgt_ev.event_id:
@@ -419,6 +417,34 @@ class Safeguard:
             skipped.append(f"LLM analogy finder: {NO_LLM_REASON}")
         turn = Turn(arguments=[Argument(text=text, analogies=[f.to_analogy() for f in found])])
         return turn, text, [(f.start, f.end) for f in found]
+
+
+def _restates(earlier: ItemAssessment, later: ItemAssessment) -> bool:
+    """Whether a counted similarity adds nothing to an earlier one: the same named concepts, or
+    every claim of it restating a claim of the earlier one."""
+    key = frozenset(c.name for c in later.concepts)
+    if key and key == frozenset(c.name for c in earlier.concepts):
+        return True
+    return bool(later.claims) and all(any(restates(a, b) for a in earlier.claims)
+                                      for b in later.claims)
+
+
+def _parallels(text: str) -> set[str]:
+    """The structural parallels an advisory entry's text states: the causal vocabulary terms its
+    structural claims name, plus one per structural claim that names none (restatements once)."""
+    out: set[str] = set()
+    kept: list[Claim] = []
+    for _, _, sentence in _sentences(text):
+        for c in read_claims(sentence):
+            if not c.counts:
+                continue
+            names = {x.name for x in c.concepts if x.causal}
+            if names:
+                out |= names
+            elif not any(restates(k, c) for k in kept):
+                out.add(c.describe())
+            kept.append(c)
+    return out
 
 
 def _caveat_in(text: str | None) -> str | None:
