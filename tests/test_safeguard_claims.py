@@ -96,6 +96,8 @@ def test_passive_direction_and_restatement():
     ("in both, fraud did not cause the collapse", "negated"),
     ("both banks were owned by a holding company", "noncausal"),
     ("in both, the president visited the stock exchange", "surface"),
+    ("in both, the CEO bought a yacht", "event"),  # an act that maps onto no term
+    ("in both, the king married a foreign princess", "event"),
     ("两者都是一件事导致了另一件事", "placeholder"),
     ("两者都涉及杠杆和监管", "topic"),
     ("两者的崩溃都不是由欺诈引起的", "negated"),
@@ -115,6 +117,7 @@ def test_items_that_state_no_shared_relation(text, status):
     "低利率推高了地价",
     "地价下跌后，借款人资不抵债，银行坏账激增",
     "一家基金的亏损迫使贷款银行抛出同样的债券",
+    "政府大量印钞，物价随之飞涨",
 ])
 def test_causal_items_without_cue_words(text):
     a = assess_similarity(text)

@@ -87,6 +87,11 @@ def assess_similarity(text: str) -> ItemAssessment:
                                             "is not causal", claims)
     if "surface" in status or _SURFACE_PAT.search(t):
         return ItemAssessment(t, False, (), _SURFACE, claims)
+    acts = [c.verb for c in claims if c.status == "event" and c.verb and c.participants]
+    if acts:
+        return ItemAssessment(t, False, (), f"too vague: names an act or event ({acts[0]}) that "
+                                            "maps onto no relation or mechanism, not a causal "
+                                            "relation between roles", claims)
     return ItemAssessment(t, False, (), _VAGUE, claims)
 
 

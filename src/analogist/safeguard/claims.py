@@ -26,8 +26,8 @@ Named vocabulary terms come from the concept lexicon (:func:`analogist.safeguard
 a structural claim that names none is mapped onto the nearest vocabulary term by the bundled
 embedder (:func:`analogist.index.embed.default_embedder`, multilingual) against each term's
 definition, and the term and its cosine are kept as the claim's ``relation`` and ``similarity``
-(provenance for the report and for telling restatements apart; the mapping never makes a
-claim count on its own).
+(provenance for the report); a relation that maps onto no term (cosine below
+:attr:`ClaimReaderParams.map_min_cosine`) is an act or event, not a structural claim.
 """
 
 from __future__ import annotations
@@ -63,11 +63,13 @@ class ClaimReaderParams:
     """Parameters of the claim reader (ours).
 
     ``restate_cosine``: two structural claims whose texts have at least this cosine (bundled
-    embedder) state the same thing; ``map_min_cosine``: below this cosine the nearest vocabulary
-    term is not reported as the claim's relation."""
+    embedder) state the same thing; ``map_min_cosine``: a relation stated without naming a
+    vocabulary term counts only when its nearest term (mechanism class or causal relation, by
+    definition) is at least this close — below it the claim is an act or event that maps onto
+    nothing the vocabulary knows ("the king married a princess")."""
 
     restate_cosine: float = 0.85
-    map_min_cosine: float = 0.30
+    map_min_cosine: float = 0.35
 
     def __post_init__(self) -> None:
         for name in ("restate_cosine", "map_min_cosine"):
@@ -134,7 +136,7 @@ _PRONOUNS = frozenset({"it", "its", "they", "them", "their", "this", "that", "th
 _RELATIVE = frozenset({"which", "that", "who", "whom", "whose"})
 _TOPIC_VERBS = frozenset({"involve", "concern", "relate", "regard", "mention", "revolve",
                           "center", "centre", "surround", "touch", "discuss", "deal"})
-_HAS_VERBS = frozenset({"be", "have", "show", "see", "exhibit", "display", "suffer",
+_HAS_VERBS = frozenset({"be", "have", "show", "see", "exhibit", "display", "suffer", "stay", "remain",
                         "experience", "face", "undergo", "witness", "share", "feature"})
 _NONCAUSAL_VERBS = frozenset({"own", "possess", "belong", "contain", "include", "comprise",
                               "consist", "resemble", "equal", "represent", "lack", "house",
@@ -165,7 +167,8 @@ _ZH_CAUSAL = re.compile(
     r"导致|引起|引发|造成|致使|使得|促使|迫使|促成|使|让|令|推高|推升|推动|拉高|抬高|压低|压得|拉低|"
     r"放大|加剧|助长|触发|点燃|带来|拖累|拖垮|吸引|冲击|削弱|耗尽|抽干|挤占|阻止|防止|阻碍|掩盖|掩饰|"
     r"延缓|推迟|依赖|依靠|威胁|吞噬|逼|害得")
-_ZH_LINK = re.compile(r"一[\u3400-\u9fff]{1,3}[，,]|一旦|因为|由于|所以|因此|从而|于是|以致|"
+_ZH_LINK = re.compile(r"一[\u3400-\u9fff]{1,3}[，,]|一旦|因为|由于|所以|因此|从而|于是|以致|随之|"
+                      r"随即|进而|继而|"
                       r"(?<=[\u3400-\u9fff]{2})(?:之)?后(?!果|来)[，,]?")
 
 
@@ -185,7 +188,7 @@ def _read_cached(t: str, params: ClaimReaderParams) -> tuple[Claim, ...]:
     if _LABEL_PAT.search(t):
         return (Claim(t, _lang(t), "label", concepts=tuple(concepts_in(t))),)
     claims = _read_zh(t) if _lang(t) == "zh" else _read_en(t)
-    return tuple(_mapped(c, params) for c in claims)
+    return tuple(_mapped(c, t, params) for c in claims)
 
 
 def restates(a: Claim, b: Claim, *, params: ClaimReaderParams = DEFAULT_PARAMS) -> bool:
@@ -534,14 +537,17 @@ def _vector(text: str) -> Any:
     return _embedder().embed([text])[0]
 
 
-def _mapped(c: Claim, params: ClaimReaderParams) -> Claim:
-    """A structural claim that names no vocabulary term, mapped onto the nearest one."""
+def _mapped(c: Claim, text: str, params: ClaimReaderParams) -> Claim:
+    """A structural claim that names no vocabulary term, mapped onto the nearest one: by the
+    claim's own words or by the whole item's, whichever is closer (the small parser sometimes
+    leaves a claim only a word or two)."""
     if c.status != "structural" or c.relation is not None:
         return c
     terms = _terms()
-    sims = terms.vectors @ _vector(c.text)
+    sims = np.maximum(terms.vectors @ _vector(c.text), terms.vectors @ _vector(text))
     j = int(np.argmax(sims))
     if float(sims[j]) < params.map_min_cosine:
-        return c
+        # an act that maps onto no relation or mechanism ("the king married a princess")
+        return replace(c, status="event", causal=False)
     kind, name = terms.names[j]
     return replace(c, relation=name, relation_kind=kind, similarity=round(float(sims[j]), 3))
