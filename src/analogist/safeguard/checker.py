@@ -7,8 +7,13 @@ import re
 import warnings
 from typing import Any
 
+from analogist.encode.deterministic import DeterministicEncoder
 from analogist.errors import AnalogistError
+from analogist.foresight.align import align
+from analogist.foresight.filter import normalize_name
 from analogist.io import MAX_FILE_BYTES
+from analogist.judge import judge
+from analogist.llm.base import NO_LLM_REASON
 from analogist.safeguard.assess import (
     ItemAssessment,
     _caveat_ok,
@@ -64,8 +69,6 @@ class Safeguard:
     @property
     def encoder(self) -> Any:
         if self._encoder is None:
-            from analogist.encode.deterministic import DeterministicEncoder
-
             self._encoder = DeterministicEncoder()
         return self._encoder
 
@@ -80,8 +83,6 @@ class Safeguard:
         m = _event_mentions(name, self.corpus)
         if m:
             return self.corpus.corpus.get(m[0][1])
-        from analogist.foresight.filter import normalize_name
-
         key = normalize_name(name)
         if len(key.split()) >= 2:
             # a name inside a longer corpus name ("Northern Rock" in "Run on Northern Rock")
@@ -101,8 +102,6 @@ class Safeguard:
     def _map_events(self, src: Any, tgt: Any, stated: list[ItemAssessment]
                     ) -> tuple[list[str], dict[str, Any], set[str]]:
         """Missed differences, mapping summary, mechanisms present in both events."""
-        from analogist.foresight.align import align
-
         al = align(tgt, src)
         sf = {f.id: f for f in src.factors}
         tf = {f.id: f for f in tgt.factors}
@@ -137,8 +136,6 @@ class Safeguard:
 
     def _map_texts(self, src_text: str, tgt_text: str, stated: list[ItemAssessment],
                    notes: list[str]) -> tuple[list[str], dict[str, Any] | None]:
-        from analogist.judge import judge
-
         named = {c.name for d in stated for c in d.concepts}
         try:
             with warnings.catch_warnings():
@@ -314,8 +311,6 @@ class Safeguard:
                                  field="mode")
         notes: list[str] = []
         skipped: list[str] = []
-        from analogist.llm.base import NO_LLM_REASON
-
         if isinstance(turn, str):
             turn, share_text, spans = self._from_text(turn, notes, skipped)
         else:
@@ -398,8 +393,6 @@ class Safeguard:
 
     def _from_text(self, text: str, notes: list[str], skipped: list[str]
                    ) -> tuple[Turn, str, list[tuple[int, int]]]:
-        from analogist.llm.base import NO_LLM_REASON
-
         found = find_analogies(text, corpus=self.corpus)
         if self.provider is not None:
             via_llm = llm_find(text, self.provider, notes)
