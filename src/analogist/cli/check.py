@@ -56,6 +56,9 @@ def check_command(
             except UnicodeDecodeError as e:
                 raise AnalogistError("not valid UTF-8 text", source="<stdin>",
                                      line=raw[: e.start].count(b"\n") + 1) from None
+            if "\x00" in text:
+                raise AnalogistError("contains NUL bytes; expected text", source="<stdin>",
+                                     line=text[: text.index("\x00")].count("\n") + 1)
             source = "<stdin>"
         else:
             text = read_text(Path(input_path))

@@ -20,22 +20,31 @@ Strict mode, seed 003 rules 1–3:
 
 * **Rule 1, similarities** — at least :data:`MIN_SIMILARITIES` (2, seed: "At least 2
   similarities") stated similarities that are structural and causally relevant. Each stated
-  similarity is mapped onto two declared vocabularies: the relation predicates of the signature
-  vocabulary (:func:`analogist.signature.default_signature_vocabulary`: name, synonyms and a small
-  hand-written cue table, English and Chinese) and the mechanism classes of the foresight
-  vocabulary (:func:`analogist.foresight.event.mechanism_definitions`, with a hand-written cue
-  table). It counts when it names a *causal* relation between roles or a mechanism class (every
-  mechanism class is a causal factor by definition). It does not count when it names nothing of
-  either ("both involve money" — the seed's example of too vague), names only a surface feature
-  (time, place, size, names), names only a shared word or label ("both were called bubbles"), or
-  names only a non-causal relation (containment, ownership, measurement…). Two similarities that
-  map onto the same concepts count once. When both sides of the analogy resolve to events of the
-  historical corpus, each counted similarity that names a mechanism class must also be present
-  in both events (else it is "not supported by the structure mapping" and does not count).
+  similarity is read into relational claims (:mod:`analogist.safeguard.claims`: participants,
+  relation or mechanism, causal or not, direction, negation; English through the project's spaCy
+  pipeline, Chinese by its function words), and each claim is mapped onto two declared
+  vocabularies: the relation predicates of the signature vocabulary
+  (:func:`analogist.signature.default_signature_vocabulary`) and the mechanism classes of the
+  foresight vocabulary (:func:`analogist.foresight.event.mechanism_definitions`) — by the concept
+  lexicon's cue phrases when it names a term, else by the bundled embedder against the terms'
+  definitions. A similarity counts when a relation is actually stated: a causal relation between
+  real participants ("X, which expanded Y"; "cheap loans pushed land prices up") or a mechanism
+  class named as present ("credit overextension"; every mechanism class is a causal factor by
+  definition). Cue words alone do not count ("one thing caused another", "both had causes that
+  led to effects"), nor does a shared topic ("both involve money", "both involve regulation" —
+  the seed's example of too vague), a negated relation ("fraud did not cause the collapse"), a
+  surface feature (time, place, size, names), a shared word or label ("both were called
+  bubbles"), or a non-causal relation (containment, ownership…). A similarity that restates an
+  earlier one (the same named mechanisms, the same cause and effect, or a near-identical text)
+  counts once. When both sides of the analogy resolve to events of the historical corpus, each
+  counted similarity that names a mechanism class must also be present in both events (else it
+  is "not supported by the structure mapping" and does not count).
 * **Rule 1, differences** — at least :data:`MIN_DIFFERENCES` (1, seed: "At least 1 key structural
   difference") substantive difference: one that names a mechanism, a causal relation or a
-  structural institution (regulation, central bank, deposit insurance, reserves…) or states a
-  causal contrast. Token acknowledgements ("no analogy is perfect", "times have changed") and
+  structural institution (regulation, central bank, deposit insurance, reserves…), states a
+  causal contrast, or states a relation between real participants ("this time the lenders kept
+  the loans on their own books"). Generic words ("the mechanism and the structure are
+  different"), token acknowledgements ("no analogy is perfect", "times have changed") and
   surface differences (dates, places, names) are trivial (seed: "Must be substantive, not
   trivial").
 * **Rule 2, content share** — flagged (never failed: seed "flag (not auto-fail; Judge decides)")
@@ -53,8 +62,8 @@ substantive difference (same test as above), ``applicability_caveat`` must be pr
 meaningful (at least :data:`MIN_CAVEAT_WORDS` words or :data:`MIN_CAVEAT_CHARS_ZH` Chinese
 characters, not boilerplate, and it states a condition or names a mechanism); no content share
 limit. *Departure — the grade thresholds are ours* (the seed names the grades, not the rule):
-``strong_parallel`` = at least 2 structural parallels named in the entry's text (or matched by the
-corpus mapping) with a substantive difference and a meaningful caveat; ``moderate_parallel`` = at
+``strong_parallel`` = at least 2 structural parallels stated in the entry's text (read as claims,
+as for similarities) or matched by the corpus mapping, with a substantive difference and a meaningful caveat; ``moderate_parallel`` = at
 least 1 parallel and a substantive difference or a meaningful caveat; ``weak_parallel`` otherwise,
 with the recommendation that the reference may not add value (seed advisory step 5).
 

@@ -7,14 +7,20 @@ import re
 import warnings
 from typing import Any
 
+from analogist.encode.deterministic import DeterministicEncoder
 from analogist.errors import AnalogistError
+from analogist.foresight.align import align
+from analogist.foresight.filter import normalize_name
 from analogist.io import MAX_FILE_BYTES
+from analogist.judge import judge
+from analogist.llm.base import NO_LLM_REASON
 from analogist.safeguard.assess import (
     ItemAssessment,
     _caveat_ok,
     assess_difference,
     assess_similarity,
 )
+from analogist.safeguard.claims import Claim, read_claims, restates
 from analogist.safeguard.finder import (
     _Corpus,
     _event_mentions,
@@ -24,7 +30,7 @@ from analogist.safeguard.finder import (
     estimate_share,
     find_analogies,
 )
-from analogist.safeguard.lexicon import _CONDITION_PAT, _norm, concepts_in
+from analogist.safeguard.lexicon import _CONDITION_PAT, _norm
 from analogist.safeguard.llm_steps import llm_find, llm_share
 from analogist.safeguard.report import AnalogyCheck, SafeguardReport
 from analogist.safeguard.rules import (
@@ -63,8 +69,6 @@ class Safeguard:
     @property
     def encoder(self) -> Any:
         if self._encoder is None:
-            from analogist.encode.deterministic import DeterministicEncoder
-
             self._encoder = DeterministicEncoder()
         return self._encoder
 
@@ -79,8 +83,6 @@ class Safeguard:
         m = _event_mentions(name, self.corpus)
         if m:
             return self.corpus.corpus.get(m[0][1])
-        from analogist.foresight.filter import normalize_name
-
         key = normalize_name(name)
         if len(key.split()) >= 2:
             # a name inside a longer corpus name ("Northern Rock" in "Run on Northern Rock")
@@ -100,8 +102,6 @@ class Safeguard:
     def _map_events(self, src: Any, tgt: Any, stated: list[ItemAssessment]
                     ) -> tuple[list[str], dict[str, Any], set[str]]:
         """Missed differences, mapping summary, mechanisms present in both events."""
-        from analogist.foresight.align import align
-
         al = align(tgt, src)
         sf = {f.id: f for f in src.factors}
         tf = {f.id: f for f in tgt.factors}
@@ -136,8 +136,6 @@ class Safeguard:
 
     def _map_texts(self, src_text: str, tgt_text: str, stated: list[ItemAssessment],
                    notes: list[str]) -> tuple[list[str], dict[str, Any] | None]:
-        from analogist.judge import judge
-
         named = {c.name for d in stated for c in d.concepts}
         try:
             with warnings.catch_warnings():
@@ -189,7 +187,6 @@ class Safeguard:
             reasons.append("no source case named: not a structured analogy")
             recs.append("name the historical or classical case the argument relies on")
         counted: list[ItemAssessment] = []
-        seen: list[frozenset[str]] = []
         for i, s in enumerate(sims, 1):
             if not s.ok:
                 reasons.append(f"similarity {i} {s.text!r}: {s.reason}")
@@ -200,12 +197,10 @@ class Safeguard:
                                f"mapping ({', '.join(sorted(mech))} is not in both "
                                f"{src_ev.name} and {tgt_ev.name})")
                 continue
-            key = frozenset(c.name for c in s.concepts)
-            if key in seen:
+            if any(_restates(e, s) for e in counted):
                 reasons.append(f"similarity {i} {s.text!r}: restates an earlier similarity "
                                f"({s.names()})")
                 continue
-            seen.append(key)
             counted.append(s)
         good_d = [d for d in diffs if d.ok]
         for i, d in enumerate(diffs, 1):
@@ -281,7 +276,7 @@ class Safeguard:
                         "debt')")
         # parallels: mechanisms and causal relations named in the text (not in the differences
         # or caveat), plus corpus-mapping matches when both sides resolve
-        parallels = {c.name for c in concepts_in(text or "") if c.causal}
+        parallels = _parallels(text or "")
         src_ev = self.resolve(source)
         tgt_ev = self._target_event(target, text, src_ev)
         if src_ev is not None and tgt_ev is not None and src_ev.event_id != tgt_ev.event_id:
@@ -316,8 +311,6 @@ class Safeguard:
                                  field="mode")
         notes: list[str] = []
         skipped: list[str] = []
-        from analogist.llm.base import NO_LLM_REASON
-
         if isinstance(turn, str):
             turn, share_text, spans = self._from_text(turn, notes, skipped)
         else:
@@ -400,8 +393,6 @@ class Safeguard:
 
     def _from_text(self, text: str, notes: list[str], skipped: list[str]
                    ) -> tuple[Turn, str, list[tuple[int, int]]]:
-        from analogist.llm.base import NO_LLM_REASON
-
         found = find_analogies(text, corpus=self.corpus)
         if self.provider is not None:
             via_llm = llm_find(text, self.provider, notes)
@@ -419,6 +410,34 @@ class Safeguard:
             skipped.append(f"LLM analogy finder: {NO_LLM_REASON}")
         turn = Turn(arguments=[Argument(text=text, analogies=[f.to_analogy() for f in found])])
         return turn, text, [(f.start, f.end) for f in found]
+
+
+def _restates(earlier: ItemAssessment, later: ItemAssessment) -> bool:
+    """Whether a counted similarity adds nothing to an earlier one: the same named concepts, or
+    every claim of it restating a claim of the earlier one."""
+    key = frozenset(c.name for c in later.concepts)
+    if key and key == frozenset(c.name for c in earlier.concepts):
+        return True
+    return bool(later.claims) and all(any(restates(a, b) for a in earlier.claims)
+                                      for b in later.claims)
+
+
+def _parallels(text: str) -> set[str]:
+    """The structural parallels an advisory entry's text states: the causal vocabulary terms its
+    structural claims name, plus one per structural claim that names none (restatements once)."""
+    out: set[str] = set()
+    kept: list[Claim] = []
+    for _, _, sentence in _sentences(text):
+        for c in read_claims(sentence):
+            if not c.counts:
+                continue
+            names = {x.name for x in c.concepts if x.causal}
+            if names:
+                out |= names
+            elif not any(restates(k, c) for k in kept):
+                out.add(c.describe())
+            kept.append(c)
+    return out
 
 
 def _caveat_in(text: str | None) -> str | None:

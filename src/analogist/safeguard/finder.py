@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from analogist.foresight.event import load_corpus
+from analogist.foresight.filter import normalize_name
 from analogist.safeguard.lexicon import _TOKEN
 from analogist.safeguard.turn import Analogy
 
@@ -41,9 +43,6 @@ class _Corpus:
 @lru_cache(maxsize=1)
 def _load_corpus() -> _Corpus:
     """The bundled historical corpus with its spottable names (loaded once; read-only)."""
-    from analogist.foresight.event import load_corpus
-    from analogist.foresight.filter import normalize_name
-
     corpus = load_corpus()
     names: set[tuple[str, str]] = set()
     for ev in corpus.events:
@@ -130,8 +129,6 @@ def _split_items(text: str) -> list[str]:
 
 def _event_mentions(text: str, corpus: _Corpus) -> list[tuple[str, str]]:
     """(surface name, event id) of corpus events named in ``text``."""
-    from analogist.foresight.filter import normalize_name
-
     out: list[tuple[str, str]] = []
     for zh, eid in sorted(_ZH_EVENTS.items(), key=lambda kv: -len(kv[0])):
         if zh in text and all(e != eid for _, e in out):

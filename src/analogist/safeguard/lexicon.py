@@ -8,6 +8,10 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from analogist.foresight.event import mechanism_definitions
+from analogist.signature import default_signature_vocabulary
+from analogist.vocabulary import PredicateKind
+
 # -- concepts: mapping text onto the vocabularies --------------------------------------------
 
 @dataclass(frozen=True, order=True)
@@ -234,10 +238,6 @@ class _Lexicon:
 
 @lru_cache(maxsize=1)
 def _lexicon() -> _Lexicon:
-    from analogist.foresight.event import mechanism_definitions
-    from analogist.signature import default_signature_vocabulary
-    from analogist.vocabulary import PredicateKind
-
     en: dict[tuple[str, ...], Concept] = {}
     zh: dict[str, Concept] = {}
 

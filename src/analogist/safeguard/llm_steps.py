@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from analogist.llm.prompts import load_prompt, wrap_data
 from analogist.safeguard.finder import FoundAnalogy
 from analogist.safeguard.lexicon import _CJK, _norm, _stems
 
@@ -42,8 +43,6 @@ def llm_find(text: str, provider: Any, notes: list[str]) -> list[FoundAnalogy]:
     """Analogy passages found by the LLM (prompt ``safeguard_find.v1``), each grounded: the
     quote must occur in ``text`` and every similarity/difference must be grounded in the quote;
     the rest is dropped with a note."""
-    from analogist.llm.prompts import load_prompt, wrap_data
-
     prompt = load_prompt("safeguard_find", "v1")
     msgs = [{"role": "system", "content": prompt.render()},
             {"role": "user", "content": "Find the analogy passages of this debate turn.\n\n"
@@ -75,8 +74,6 @@ def llm_find(text: str, provider: Any, notes: list[str]) -> list[FoundAnalogy]:
 
 def llm_share(text: str, provider: Any) -> tuple[float, str]:
     """The LLM's semantic estimate of the analogy content share (prompt ``safeguard_share.v1``)."""
-    from analogist.llm.prompts import load_prompt, wrap_data
-
     prompt = load_prompt("safeguard_share", "v1")
     msgs = [{"role": "system", "content": prompt.render()},
             {"role": "user", "content": "Estimate the analogy content share of this debate "

@@ -69,9 +69,10 @@ class SafeguardReport:
             d["location"] = a.location
             d["source"] = a.source
             d["similarities"] = [{"text": s.text, "counts": s.ok, "concepts": s.names(),
-                                  "reason": s.reason} for s in a.similarities]
-            d["differences"] = [{"text": s.text, "counts": s.ok, "reason": s.reason}
-                                for s in a.differences]
+                                  "reason": s.reason, "claims": _claims_json(s)}
+                                 for s in a.similarities]
+            d["differences"] = [{"text": s.text, "counts": s.ok, "reason": s.reason,
+                                 "claims": _claims_json(s)} for s in a.differences]
             d["missed_differences"] = list(a.missed_differences)
             d["mapping"] = a.mapping
         out["share_method"] = self.share_method
@@ -107,6 +108,13 @@ class SafeguardReport:
         out += [f"note: {x}" for x in self.notes]
         out += [f"{x}" for x in self.skipped]
         return "\n".join(out) + "\n"
+
+
+def _claims_json(item: ItemAssessment) -> list[dict[str, Any]]:
+    return [{"status": c.status, "verb": c.verb, "cause": c.cause, "effect": c.effect,
+             "relation": c.relation, "relation_kind": c.relation_kind,
+             "similarity": c.similarity, "causal": c.causal, "negated": c.negated}
+            for c in item.claims]
 
 
 def report_json(report: SafeguardReport) -> str:

@@ -16,3 +16,8 @@ MIN_ENCODE_WORDS = 8
 """Ours: a side is encoded from text only when its text has at least this many words."""
 MAX_MISSED = 4
 """Ours: the most missed differences named per analogy."""
+MIN_ZH_CONTRAST = 10
+"""Ours: a Chinese difference with no causal construction states a contrast between real
+participants when it has at least this many characters (no Chinese parser is bundled)."""
+MAX_NESTING = 32
+"""Ours: the deepest bracket nesting a structured turn may have (a turn needs five levels)."""

@@ -6,8 +6,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from analogist.errors import AnalogistError
+from analogist.errors import AnalogistError, ParseError
 from analogist.io import parse_structured, validation_error
+from analogist.safeguard.rules import MAX_NESTING
 
 Mode = Literal["strict", "advisory"]
 Section = Literal["arguments", "historical_wisdom"]
@@ -54,20 +55,56 @@ class Turn(BaseModel):
     historical_wisdom: list[HistoricalWisdom] = Field(default_factory=list, max_length=1000)
 
 
+TURN_KEYS = tuple(Turn.model_fields)
+"""The top-level keys a JSON turn may have."""
+
+
 def parse_turn(data: Any, *, source: str | None = None) -> Turn:
-    """Validate parsed JSON as a :class:`Turn`; errors name the field and what was expected."""
+    """Validate parsed JSON as a :class:`Turn`; errors name the field and what was expected.
+    An unknown top-level key is an error naming the valid ones (a typo such as ``argumentz``
+    would otherwise check nothing and pass)."""
     if not isinstance(data, dict):
         raise AnalogistError(f"expected a JSON object with 'arguments' and/or "
                              f"'historical_wisdom', got {type(data).__name__}", source=source)
+    unknown = [str(k) for k in data if k not in TURN_KEYS]
+    if unknown:
+        raise AnalogistError(f"unknown top-level key{'s' if len(unknown) > 1 else ''} "
+                             + ", ".join(repr(k) for k in unknown[:5])
+                             + f"; expected {' and/or '.join(repr(k) for k in TURN_KEYS)}",
+                             source=source, field=unknown[0][:100])
     try:
         return Turn.model_validate(data)
     except ValidationError as e:
         raise validation_error(e, source=source) from None
 
 
+def nesting_depth(text: str) -> int:
+    """The deepest nesting of ``[``/``{`` in JSON or YAML flow text (brackets inside
+    double-quoted strings are skipped)."""
+    depth = best = 0
+    in_str = esc = False
+    for ch in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            best = max(best, depth)
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+    return best
+
+
 def load_turn(text: str, *, source: str | None = None) -> Turn | str:
     """``text`` as a :class:`Turn` when it is JSON (or YAML from a ``.yaml``/``.yml`` source),
-    else the plain text itself. Text that starts like JSON but does not parse is an error."""
+    else the plain text itself. Text that starts like JSON but does not parse is an error, and
+    so is structured input nested deeper than :data:`~analogist.safeguard.rules.MAX_NESTING`."""
     stripped = text.lstrip("\ufeff \t\r\n")
     if not stripped:
         raise AnalogistError("the input is empty; expected a debate turn (JSON or text)",
@@ -75,6 +112,14 @@ def load_turn(text: str, *, source: str | None = None) -> Turn | str:
     is_yaml = bool(source) and str(source).lower().endswith((".yaml", ".yml"))
     is_json = bool(source) and str(source).lower().endswith(".json")
     if is_yaml or is_json or stripped[0] in "{[":
-        data = parse_structured(stripped, source=source, fmt="yaml" if is_yaml else "json")
+        depth = nesting_depth(stripped)
+        if depth > MAX_NESTING:
+            raise ParseError(f"nested {depth} levels deep, over the limit of {MAX_NESTING}; "
+                             "expected a debate turn (JSON object)", source=source)
+        try:
+            data = parse_structured(stripped, source=source, fmt="yaml" if is_yaml else "json")
+        except RecursionError:
+            raise ParseError(f"nested too deeply (limit {MAX_NESTING} levels); expected a "
+                             "debate turn (JSON object)", source=source) from None
         return parse_turn(data, source=source)
     return text
