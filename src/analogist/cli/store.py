@@ -21,6 +21,7 @@ from analogist.cli.base import (
     _with_store,
     app,
     default_store_path,
+    make_app,
 )
 from analogist.cli.encode import _encode_files
 from analogist.errors import AnalogistError
@@ -92,21 +93,12 @@ def add_command(
                 if e.source is None:
                     e = type(e)(e.message, source=where, line=e.line, field=e.field)
                 raise e from None
-        embed_fn = None
-        if embed:
-            from analogist.index.embed import default_embedder
-            from analogist.retrieve import level_embeddings
-
-            embedder = default_embedder()
-
-            def embed_fn(sig: Any) -> Any:
-                return level_embeddings(sig, embedder)
-
-        with _open_store(store) as m, Progress(transient=True) as bar:
+        with make_app(store, namespace=namespace, embeddings=embed) as api, \
+                Progress(transient=True) as bar:
             task = bar.add_task("adding", total=len(sigs))
-            ids = m.add_many(sigs, namespace=namespace, batch_size=batch_size,
-                             progress=lambda n: bar.update(task, completed=n), embed=embed_fn)
-            n_terms = _record_proposed(m, proposed, namespace) if proposed else 0
+            ids = api.add_many(sigs, batch_size=batch_size,
+                               progress=lambda n: bar.update(task, completed=n))
+            n_terms = _record_proposed(api.memory(), proposed, namespace) if proposed else 0
     except AnalogistError as e:
         _fail(str(e))
     typer.echo(f"added {len(ids)} episode(s) to namespace {namespace!r}"
