@@ -590,10 +590,15 @@ class Analogist:
         return {"pool_size": n, **brief_data(res), "skipped": list(res.skipped)}
 
     # -- the safeguard -----------------------------------------------------------------------
-    def check(self, turn: Turn | str, *, mode: Literal["strict", "advisory"] | None = None
-              ) -> SafeguardReport:
-        """Check the analogies of a debate turn or plain text (seed 003)."""
+    def check(self, turn: Turn | Mapping[str, Any] | str, *,
+              mode: Literal["strict", "advisory"] | None = None) -> SafeguardReport:
+        """Check the analogies of a debate turn (a :class:`~analogist.safeguard.Turn` or its
+        data: ``{arguments, historical_wisdom}``) or of plain text (seed 003)."""
         sg = self.safeguard()
+        if isinstance(turn, Mapping):
+            from analogist.safeguard import parse_turn
+
+            turn = parse_turn(dict(turn), source="turn")
         if sg is self._safeguard:
             with self._check_lock:          # the plain safeguard is shared between threads
                 return sg.check(turn, mode=mode)
