@@ -503,7 +503,7 @@ class Analogist:
         """Algorithm 1's settings within :data:`LIMITS`: the bundled calibration unless π, q or
         p is given or ``calibration`` says otherwise (``none`` or a calibration JSON file)."""
         # foresight, loaded on use
-        from analogist.foresight.calibrate import bundled_calibration, load_calibration
+        from analogist.foresight.calibration import bundled_calibration, load_calibration
         from analogist.foresight.confirm import ConfirmParams
         from analogist.foresight.loop import ForesightParams
 

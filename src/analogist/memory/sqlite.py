@@ -1412,6 +1412,18 @@ class Memory:
         return None if r is None else json.loads(r[0])
 
 
+def copy_store(src: str | Path, dst: str | Path) -> None:
+    """A consistent copy of the store file ``src`` at ``dst`` (SQLite's online backup; the
+    source is opened read-only)."""
+    if not Path(src).is_file():
+        raise StoreError("store file not found", source=str(src))
+    try:
+        with sqlite3.connect(f"file:{src}?mode=ro", uri=True) as a, sqlite3.connect(dst) as b:
+            a.backup(b)
+    except sqlite3.DatabaseError as e:
+        raise StoreError(f"not a readable SQLite store: {e}", source=str(src)) from None
+
+
 def _at(e: AnalogistError, i: int) -> AnalogistError:
     """The same error, located at record ``i`` of a bulk add."""
     field = f"records[{i}]" + (f".{e.field}" if e.field else "")
