@@ -13,7 +13,7 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 # room below it, never one above.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundations", ("analogist", "analogist.errors", "analogist.io", "analogist.sexpr",
-                     "analogist.stats")),
+                     "analogist.stats", "analogist.params")),
     ("data model", ("analogist.vocabulary", "analogist.description", "analogist.signature")),
     ("engine, indices, LLM", ("analogist.sme", "analogist.index", "analogist.llm")),
     ("memory", ("analogist.memory",)),

@@ -39,6 +39,7 @@ from analogist.judge import AnalogyReport, JudgeParams, judge_mapping
 from analogist.llm.base import NO_LLM_REASON
 from analogist.llm.config import load_llm_config
 from analogist.memory.sqlite import Memory, StoredEpisode, _namespace
+from analogist.params import bounded, check_bounds
 from analogist.retrieve import FindResult, RetrieveParams, Retriever, level_embeddings
 from analogist.signature import Signature, compile_signature, validate_signature
 from analogist.sme import MatchResult, match
@@ -132,19 +133,18 @@ class Settings:
     critic: bool = True
     parametric: bool = False
     log_finds: bool = True
-    k: int = 5
+    k: int = bounded(5, lo=LIMITS.k[0], hi=LIMITS.k[1], integer=True)
     writer: str = DEFAULT_WRITER
-    foresight_rounds: int = 3
-    foresight_per_round: int = 8
-    foresight_carryover: int = 8
+    foresight_rounds: int = bounded(3, lo=LIMITS.rounds[0], hi=LIMITS.rounds[1], integer=True)
+    foresight_per_round: int = bounded(8, lo=LIMITS.per_round[0], hi=LIMITS.per_round[1],
+                                       integer=True)
+    foresight_carryover: int = bounded(8, lo=LIMITS.carryover[0], hi=LIMITS.carryover[1],
+                                       integer=True)
     env: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         _namespace(self.namespace)
-        LIMITS.check("k", self.k)
-        LIMITS.check("rounds", self.foresight_rounds)
-        LIMITS.check("per_round", self.foresight_per_round)
-        LIMITS.check("carryover", self.foresight_carryover)
+        check_bounds(self)
         if self.writer not in WRITERS:
             raise AnalogistError(f"writer must be one of {', '.join(WRITERS)}, got "
                                  f"{self.writer!r}", field="writer")

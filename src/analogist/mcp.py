@@ -50,6 +50,7 @@ from pydantic import Field
 
 from analogist.app import LIMITS, Analogist, Settings
 from analogist.errors import AnalogistError
+from analogist.params import bounded, check_bounds
 
 __all__ = ["MCPParams", "AnalogistMCP", "build_server", "run_mcp", "client_config"]
 
@@ -80,19 +81,19 @@ class MCPParams:
             R, K and M (seed 001), as in ``analogist foresight brief``.
     """
 
-    k: int = 5
+    k: int = bounded(5, lo=LIMITS.k[0], hi=LIMITS.k[1], integer=True)
     log_finds: bool = True
     text_embedding: bool = True
     llm: bool = True
-    log_limit: int = 100
-    foresight_rounds: int = 3
-    foresight_per_round: int = 8
-    foresight_carryover: int = 8
+    log_limit: int = bounded(100, lo=1, integer=True)
+    foresight_rounds: int = bounded(3, lo=LIMITS.rounds[0], hi=LIMITS.rounds[1], integer=True)
+    foresight_per_round: int = bounded(8, lo=LIMITS.per_round[0], hi=LIMITS.per_round[1],
+                                       integer=True)
+    foresight_carryover: int = bounded(8, lo=LIMITS.carryover[0], hi=LIMITS.carryover[1],
+                                       integer=True)
 
     def __post_init__(self) -> None:
-        LIMITS.check("k", self.k)
-        if self.log_limit < 1:
-            raise AnalogistError("log_limit must be at least 1", field="log_limit")
+        check_bounds(self)
 
 
 def _one_of(field_names: tuple[str, ...], values: tuple[Any, ...]) -> int:
