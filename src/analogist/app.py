@@ -36,8 +36,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from analogist.errors import AnalogistError
 from analogist.judge import AnalogyReport, JudgeParams, judge_mapping
-from analogist.llm.base import NO_LLM_REASON
-from analogist.llm.config import load_llm_config
 from analogist.memory.sqlite import Memory, StoredEpisode, _namespace
 from analogist.params import bounded, check_bounds
 from analogist.retrieve import FindResult, RetrieveParams, Retriever, level_embeddings
@@ -266,12 +264,15 @@ class Analogist:
             if notes is not None:
                 notes.append(f"{what or role}: the LLM is off")
             return None
+        # the llm package (its HTTP client among it) loads only when an LLM step is asked for
+        from analogist.llm.base import NO_LLM_REASON
+        from analogist.llm.config import load_llm_config
+
         config = load_llm_config(role, env=self.settings.env)
         if config is None:
             if notes is not None:
                 notes.append(f"{what or role}: {NO_LLM_REASON}")
             return None
-        # the HTTP client (httpx) is loaded only when an LLM is configured
         from analogist.llm.client import make_provider
 
         return make_provider(config)
@@ -293,6 +294,8 @@ class Analogist:
                 raise AnalogistError("writer llm: the LLM is off", field="writer")
             prov = self.provider("writer")
             if prov is None:
+                from analogist.llm.base import NO_LLM_REASON
+
                 raise AnalogistError("writer llm: " + NO_LLM_REASON, field="writer")
             from analogist.encode.llm_writer import LLMWriter  # the LLM path, loaded on use
 
