@@ -8,24 +8,28 @@ from typing import TYPE_CHECKING, Any
 from analogist.errors import AnalogistError
 
 if TYPE_CHECKING:
+    from analogist.app import Analogist, Settings
     from analogist.description import Description, Expr
     from analogist.vocabulary import Predicate, PredicateKind, Vocabulary
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Analogist",
     "AnalogistError",
     "Description",
     "Expr",
     "Predicate",
     "PredicateKind",
+    "Settings",
     "Vocabulary",
     "__version__",
 ]
 
-# The data model's names are resolved on first use (PEP 562): importing the package, as every
-# CLI command does, then costs no pydantic model building, so `analogist --help` starts at once.
-_LAZY = {"Description": "analogist.description", "Expr": "analogist.description",
+# The public names are resolved on first use (PEP 562): importing the package, as every
+# CLI command does, then builds no pydantic model and loads no store, so `analogist --help` starts at once.
+_LAZY = {"Analogist": "analogist.app", "Settings": "analogist.app",
+         "Description": "analogist.description", "Expr": "analogist.description",
          "Predicate": "analogist.vocabulary", "PredicateKind": "analogist.vocabulary",
          "Vocabulary": "analogist.vocabulary"}
 

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from analogist.description import Description, Expr, to_sexpr
-from analogist.errors import AnalogistError
+from analogist.params import bounded, check_bounds
 from analogist.signature import Atom, CausalEdge, Signature, compile_signature
 from analogist.sme import GlobalMapping, MatchResult, SMEParams, identity_score, match
 from analogist.vocabulary import Vocabulary
@@ -62,13 +62,11 @@ class JudgeParams:
         sme: parameters of the structure-mapping engine.
     """
 
-    mechanism_threshold: float = 0.5
+    mechanism_threshold: float = bounded(0.5, lo=0.0, hi=1.0)
     sme: SMEParams = field(default_factory=SMEParams)
 
     def __post_init__(self) -> None:
-        if not 0.0 <= self.mechanism_threshold <= 1.0:
-            raise AnalogistError("mechanism_threshold must be in [0, 1]",
-                                 field="mechanism_threshold")
+        check_bounds(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,45 +289,90 @@ def judge_mapping(source: Signature, target: Signature, source_desc: Description
                   target_desc: Description, result: MatchResult, *,
                   mapping: GlobalMapping | None = None, params: JudgeParams | None = None,
                   source_self_score: float | None = None) -> AnalogyReport:
-    """Judge one mapping (the best of ``result`` by default) of ``source`` onto ``target``."""
+    """Judge one mapping (the best of ``result`` by default) of ``source`` onto ``target``.
+
+    The steps, each a function below: the likeness / difference / unknown table
+    (:func:`_table`), blockers (:func:`_blockers`), contradictions (:func:`_contradictions`),
+    the conclusions behind the causal-path gate (:func:`_conclusions`), the mechanism
+    (:func:`_mechanism`) and one prediction to check (:func:`_prediction`).
+    """
     params = params or JudgeParams()
     mp = mapping if mapping is not None else result.best
-    S, T = _Side(source, source_desc), _Side(target, target_desc)
-    synthetic = set(source_desc.metadata.get("synthetic_entities", []))
-    pairs = dict(mp.expression_pairs) if mp is not None else {}
-    role_map = {b: t for b, t in (mp.entity_pairs if mp is not None else ())
-                if b in source.roles and b not in synthetic}
+    m = _Mapped(source, target, source_desc, target_desc, mp)
     score = mp.score if mp is not None else 0.0
     total = source_self_score if source_self_score is not None else self_score(
         source_desc, params.sme)
     normalized = min(1.0, score / total) if total > 0 else 0.0
+    likenesses, differences, unknowns, n_matched, n_edges_matched = _table(m)
+    stated = len(source.relations) + len(source.causal_chain)
+    coverage = (n_matched + n_edges_matched) / stated if stated else 0.0
+    blockers, source_preventers = _blockers(m)
+    contradictions = _contradictions(m)
+    conclusions = _conclusions(m, blockers, source_preventers, contradictions, coverage, params)
+    mechanism, transfer_mechanism, why_not = _mechanism(m, contradictions, coverage, params)
+    blockers = [*blockers, *why_not]
+    prediction = _prediction(source, target, m.S, m.role_map, conclusions, m.mapped)
 
-    target_edges = {T.expr_of_edge[e]: e for e in target.causal_chain}
-    target_atom_of: dict[Expr, Atom] = {x: a for a, x in T.expr_of_atom.items()}
+    gist = (source.levels.L3 or source.levels.L2 or source.symptom or source.kind)
+    return AnalogyReport(
+        source_id=source.episode_id, target_id=target.episode_id,
+        source_gist=(gist or "")[:120], role_map=m.role_map, target_roles=dict(target.roles),
+        score=score, normalized_score=normalized, coverage=coverage, likenesses=tuple(likenesses),
+        differences=tuple(dict.fromkeys(differences)), unknowns=tuple(dict.fromkeys(unknowns)),
+        n_source_relations=len(source.relations), n_matched_relations=n_matched,
+        blockers=tuple(dict.fromkeys(blockers)), contradictions=tuple(contradictions),
+        conclusions=tuple(conclusions),
+        mechanism=mechanism, transfer_mechanism=transfer_mechanism, prediction=prediction)
 
-    def mapped(x: Expr) -> bool:
-        return x in pairs
 
-    def target_text(x: Expr) -> str:
-        y = pairs[x]
-        a = target_atom_of.get(y)
+class _Mapped:
+    """One mapping of ``source`` onto ``target`` as the judge's steps read it: both sides'
+    atom ↔ expression lookups, the expression pairs, the role map (synthetic entities left
+    out) and what the target states."""
+
+    def __init__(self, source: Signature, target: Signature, source_desc: Description,
+                 target_desc: Description, mp: GlobalMapping | None) -> None:
+        self.source, self.target = source, target
+        self.S, self.T = _Side(source, source_desc), _Side(target, target_desc)
+        self.mp = mp
+        synthetic = set(source_desc.metadata.get("synthetic_entities", []))
+        self.pairs: dict[Expr, Expr] = dict(mp.expression_pairs) if mp is not None else {}
+        self.role_map = {b: t for b, t in (mp.entity_pairs if mp is not None else ())
+                         if b in source.roles and b not in synthetic}
+        self.mapped_targets = set(self.pairs.values())
+        self.target_edges = {self.T.expr_of_edge[e]: e for e in target.causal_chain}
+        self.target_atom_of: dict[Expr, Atom] = {x: a for a, x in self.T.expr_of_atom.items()}
+
+    def mapped(self, x: Expr) -> bool:
+        return x in self.pairs
+
+    def target_text(self, x: Expr) -> str:
+        y = self.pairs[x]
+        a = self.target_atom_of.get(y)
         return a.text() if a is not None else to_sexpr(y)
 
-    # likenesses, differences, unknowns --------------------------------------------------
+
+def _is_preventer(e: CausalEdge) -> bool:
+    return e.edge in BLOCKING_EDGES or e.sign == -1
+
+
+def _table(m: _Mapped) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[str], int,
+                                 int]:
+    """Likenesses, differences and unknowns; matched relations and matched edges."""
+    source, target, S, T, role_map = m.source, m.target, m.S, m.T, m.role_map
     likenesses: list[tuple[str, str]] = []
     differences: list[tuple[str, str]] = []
     unknowns: list[str] = []
     n_matched = 0
-    mapped_targets = set(pairs.values())
     target_by_roles: dict[tuple[str, ...], list[Atom]] = {}
     for a in target.relations:
-        if T.expr_of_atom[a] not in mapped_targets:  # relations already matched are likenesses
+        if T.expr_of_atom[a] not in m.mapped_targets:  # relations already matched are likenesses
             target_by_roles.setdefault(a.args, []).append(a)
     for a in source.relations:
         x = S.expr_of_atom[a]
-        if mapped(x):
+        if m.mapped(x):
             n_matched += 1
-            likenesses.append((a.text(), target_text(x)))
+            likenesses.append((a.text(), m.target_text(x)))
             continue
         img = tuple(role_map.get(r, "") for r in a.args)
         other = [t for t in target_by_roles.get(img, []) if t.predicate != a.predicate] \
@@ -341,53 +384,56 @@ def judge_mapping(source: Signature, target: Signature, source_desc: Description
     n_edges_matched = 0
     for e in source.causal_chain:
         x = S.expr_of_edge[e]
-        if mapped(x):
+        if m.mapped(x):
             n_edges_matched += 1
             likenesses.append((f"{e.cause.text()} {e.edge} {e.effect.text()}",
-                               to_sexpr(pairs[x])))
+                               to_sexpr(m.pairs[x])))
         else:
             unknowns.append(f"{_project(e.cause, role_map)} {e.edge} "
                             f"{_project(e.effect, role_map)}")
-    for b, t in (mp.alignable_differences if mp is not None else ()):
+    for b, t in (m.mp.alignable_differences if m.mp is not None else ()):
         differences.append((to_sexpr(b), to_sexpr(t)))
+    return likenesses, differences, unknowns, n_matched, n_edges_matched
 
-    stated = len(source.relations) + len(source.causal_chain)
-    coverage = (n_matched + n_edges_matched) / stated if stated else 0.0
 
-    # blockers ------------------------------------------------------------------------------
+def _blockers(m: _Mapped) -> tuple[list[str], list[CausalEdge]]:
+    """Preventers on one side with no counterpart on the other; and the source's preventers."""
     blockers: list[str] = []
-    inverse = {t: s for s, t in role_map.items()}
-    source_preventers = [e for e in source.causal_chain
-                         if e.edge in BLOCKING_EDGES or e.sign == -1]
+    inverse = {t: s for s, t in m.role_map.items()}
+    source_preventers = [e for e in m.source.causal_chain if _is_preventer(e)]
     for e in source_preventers:
-        if not mapped(S.expr_of_edge[e]):
+        if not m.mapped(m.S.expr_of_edge[e]):
             blockers.append(f"source has {e.cause.text()} {e.edge} {e.effect.text()} "
                             "with no counterpart in the target")
-    for e in target.causal_chain:
-        if not (e.edge in BLOCKING_EDGES or e.sign == -1):
+    for e in m.target.causal_chain:
+        if not _is_preventer(e):
             continue
-        x = T.expr_of_edge[e]
-        if x in mapped_targets:
+        x = m.T.expr_of_edge[e]
+        if x in m.mapped_targets:
             continue
-        effect_x = T.expr_of_atom[e.effect]
-        touches = effect_x in mapped_targets or any(r in inverse for r in e.effect.args)
+        effect_x = m.T.expr_of_atom[e.effect]
+        touches = effect_x in m.mapped_targets or any(r in inverse for r in e.effect.args)
         if touches:
             blockers.append(f"target has {e.cause.text()} {e.edge} {e.effect.text()} "
                             "(preventer absent in source)")
+    return blockers, source_preventers
 
-    # contradictions: structure the target states the other way round --------------------------
-    # (a reversed causal link, a link of the opposite kind or sign, a relation with its roles
-    # swapped): not an unknown but evidence against the mechanism, so nothing transfers
+
+def _contradictions(m: _Mapped) -> list[str]:
+    """Structure the target states the other way round (a reversed causal link, a link of the
+    opposite kind or sign, a relation with its roles swapped): not an unknown but evidence
+    against the mechanism, so nothing transfers."""
+    S, T, pairs, role_map = m.S, m.T, m.pairs, m.role_map
     contradictions: list[str] = []
     target_edge_by_atoms: dict[tuple[Expr, Expr], list[CausalEdge]] = {}
-    for e in target.causal_chain:
+    for e in m.target.causal_chain:
         key = (T.expr_of_atom[e.cause], T.expr_of_atom[e.effect])
         target_edge_by_atoms.setdefault(key, []).append(e)
-    for e in source.causal_chain:
-        if mapped(S.expr_of_edge[e]):
+    for e in m.source.causal_chain:
+        if m.mapped(S.expr_of_edge[e]):
             continue
         c, f = S.expr_of_atom[e.cause], S.expr_of_atom[e.effect]
-        if not (mapped(c) and mapped(f)):
+        if not (m.mapped(c) and m.mapped(f)):
             continue
         ci, fi = pairs[c], pairs[f]
         for te in target_edge_by_atoms.get((fi, ci), []):
@@ -399,28 +445,34 @@ def judge_mapping(source: Signature, target: Signature, source_desc: Description
                     f"{e.cause.text()} {e.edge}{'' if e.sign == 1 else ' (negative)'} "
                     f"{e.effect.text()} is {te.edge}{'' if te.sign == 1 else ' (negative)'} "
                     "in the target")
-    target_rel_exprs = {T.expr_of_atom[a]: a for a in target.relations}
-    for a in source.relations:
-        if mapped(S.expr_of_atom[a]) or len(a.args) != 2:
+    target_rel_exprs = {T.expr_of_atom[a]: a for a in m.target.relations}
+    for a in m.source.relations:
+        if m.mapped(S.expr_of_atom[a]) or len(a.args) != 2:
             continue
         if not all(r in role_map for r in a.args):
             continue
         swapped = Expr(T.desc.vocabulary.canonical(a.predicate),
                        (role_map[a.args[1]], role_map[a.args[0]]))
-        if swapped in target_rel_exprs and swapped not in mapped_targets:
+        if swapped in target_rel_exprs and swapped not in m.mapped_targets:
             contradictions.append(f"{a.text()} has its roles swapped in the target "
                                   f"({target_rel_exprs[swapped].text()})")
-    contradictions = list(dict.fromkeys(contradictions))
+    return list(dict.fromkeys(contradictions))
 
-    # conclusions and the causal-path gate ----------------------------------------------------
+
+def _conclusions(m: _Mapped, blockers: list[str], source_preventers: list[CausalEdge],
+                 contradictions: list[str], coverage: float, params: JudgeParams
+                 ) -> list[Conclusion]:
+    """The source's conclusions (the sinks of its supporting edges) in target terms, each
+    behind the causal-path gate: it transfers only when its whole supporting path maps,
+    observed, unblocked and uncontradicted."""
+    source, target, S, T, role_map = m.source, m.target, m.S, m.T, m.role_map
     # a target atom holds when the target states it as a relation or as the effect of a
     # supporting edge; the effect of a preventer is something that does not happen
     asserted = {T.expr_of_atom[a] for a in target.relations}
     asserted |= {T.expr_of_atom[e.effect] for e in target.causal_chain
                  if e.edge in POSITIVE_EDGES and e.sign == 1}
     asserted |= {T.expr_of_atom[e.cause] for e in target.causal_chain}
-    prevented = {T.expr_of_atom[e.effect] for e in target.causal_chain
-                 if e.edge in BLOCKING_EDGES or e.sign == -1}
+    prevented = {T.expr_of_atom[e.effect] for e in target.causal_chain if _is_preventer(e)}
     causes = {e.cause for e in source.causal_chain}
     sinks: list[Atom] = []
     for e in source.causal_chain:
@@ -431,38 +483,38 @@ def judge_mapping(source: Signature, target: Signature, source_desc: Description
     for sink in sinks:
         sx = S.expr_of_atom[sink]
         reasons: list[str] = []
-        if mapped(sx):
-            image = pairs[sx]
+        if m.mapped(sx):
+            image = m.pairs[sx]
             if image in asserted:
-                conclusions.append(Conclusion(sink.text(), target_text(sx), "holds"))
+                conclusions.append(Conclusion(sink.text(), m.target_text(sx), "holds"))
                 continue
             if image in prevented:
-                reasons.append(f"the target says {target_text(sx)} is prevented")
+                reasons.append(f"the target says {m.target_text(sx)} is prevented")
         direct = [e for e in source.causal_chain
                   if e.effect == sink and e.edge in POSITIVE_EDGES and e.sign == 1]
         for e in direct:
-            if not mapped(S.expr_of_atom[e.cause]):
+            if not m.mapped(S.expr_of_atom[e.cause]):
                 reasons.append(f"{_project(e.cause, role_map)} unknown in target")
             if e.status != "observed":
                 reasons.append(f"{e.cause.text()} {e.edge} {e.effect.text()} is inferred, "
                                "not observed, in the source")
         for e in _ancestor_edges(source, [d.cause for d in direct]):
             x = S.expr_of_edge[e]
-            if not mapped(x):
+            if not m.mapped(x):
                 reasons.append(f"supporting link {_project(e.cause, role_map)} {e.edge} "
                                f"{_project(e.effect, role_map)} not mapped")
                 continue
             if e.status != "observed":
                 reasons.append(f"supporting link {e.cause.text()} {e.edge} "
                                f"{e.effect.text()} is inferred in the source")
-            te = target_edges.get(pairs[x])
+            te = m.target_edges.get(m.pairs[x])
             if te is not None and te.status != "observed":
                 reasons.append(f"supporting link {te.cause.text()} {te.edge} "
                                f"{te.effect.text()} is inferred in the target")
         path_atoms = {sink} | {d.cause for d in direct} | {
             a for e in _ancestor_edges(source, [d.cause for d in direct]) for a in e.atoms()}
         for e in source_preventers:
-            if e.effect in path_atoms and not mapped(S.expr_of_edge[e]):
+            if e.effect in path_atoms and not m.mapped(S.expr_of_edge[e]):
                 reasons.append(f"unmatched preventer {e.cause.text()} in the source")
         for b in blockers:
             if b.startswith("target has"):
@@ -478,11 +530,16 @@ def judge_mapping(source: Signature, target: Signature, source_desc: Description
         if contradictions:
             reasons.append("the target contradicts the source's mechanism")
         status = "withheld" if reasons else "transfer"
-        projected = target_text(sx) if mapped(sx) else _project(sink, role_map)
+        projected = m.target_text(sx) if m.mapped(sx) else _project(sink, role_map)
         conclusions.append(Conclusion(sink.text(), projected, status,
                                       tuple(dict.fromkeys(reasons))))
+    return conclusions
 
-    # mechanism ------------------------------------------------------------------------------
+
+def _mechanism(m: _Mapped, contradictions: list[str], coverage: float, params: JudgeParams
+               ) -> tuple[str | None, bool, list[str]]:
+    """The source's fix in target terms, whether it transfers, and why not (as blockers)."""
+    source, role_map = m.source, m.role_map
     mechanism = _project_text(source.fix_operator, role_map) if source.fix_operator else None
     fix_roles = [r for r in source.roles
                  if source.fix_operator and re.search(rf"\b{re.escape(r)}\b",
@@ -495,22 +552,7 @@ def judge_mapping(source: Signature, target: Signature, source_desc: Description
                            "counterpart in the target")
     transfer_mechanism = (bool(mechanism) and coverage >= params.mechanism_threshold
                           and not contradictions and not why_not)
-    blockers = [*blockers, *why_not]
-
-    # prediction -----------------------------------------------------------------------------
-    prediction = _prediction(source, target, S, role_map, conclusions, mapped)
-
-    n_rel = len(source.relations)
-    gist = (source.levels.L3 or source.levels.L2 or source.symptom or source.kind)
-    return AnalogyReport(
-        source_id=source.episode_id, target_id=target.episode_id,
-        source_gist=(gist or "")[:120], role_map=role_map, target_roles=dict(target.roles),
-        score=score, normalized_score=normalized, coverage=coverage, likenesses=tuple(likenesses),
-        differences=tuple(dict.fromkeys(differences)), unknowns=tuple(dict.fromkeys(unknowns)),
-        n_source_relations=n_rel, n_matched_relations=n_matched,
-        blockers=tuple(dict.fromkeys(blockers)), contradictions=tuple(contradictions),
-        conclusions=tuple(conclusions),
-        mechanism=mechanism, transfer_mechanism=transfer_mechanism, prediction=prediction)
+    return mechanism, transfer_mechanism, why_not
 
 
 def _prediction(source: Signature, target: Signature, S: _Side, role_map: dict[str, str],

@@ -40,7 +40,6 @@ shared).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import threading
 from dataclasses import dataclass
@@ -49,7 +48,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from analogist.app import LIMITS, Analogist, Settings
 from analogist.errors import AnalogistError
+from analogist.params import bounded, check_bounds
 
 __all__ = ["MCPParams", "AnalogistMCP", "build_server", "run_mcp", "client_config"]
 
@@ -57,8 +58,6 @@ EPISODE_URI = "analogist://episodes/{episode_id}"
 EPISODES_URI = "analogist://episodes"
 LOG_URI = "analogist://reports/log"
 BRIEF_URI = "analogist://reports/last-brief"
-MAX_K = 50
-MAX_TEXT_ARG = 200_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +65,8 @@ class MCPParams:
     """Settings of one MCP server.
 
     Attributes:
-        k: analogues ``find_analogy`` reports when the call gives none (1–:data:`MAX_K`).
+        k: analogues ``find_analogy`` reports when the call gives none (within
+            :data:`analogist.app.LIMITS`).
         log_finds: whether ``find_analogy`` records each attempt in the analogy log (as
             ``analogist find`` does); when False the tool is read-only and says so.
         text_embedding: use the offline text embedder (:func:`analogist.index.embed.default_embedder`)
@@ -81,20 +81,19 @@ class MCPParams:
             R, K and M (seed 001), as in ``analogist foresight brief``.
     """
 
-    k: int = 5
+    k: int = bounded(5, lo=LIMITS.k[0], hi=LIMITS.k[1], integer=True)
     log_finds: bool = True
     text_embedding: bool = True
     llm: bool = True
-    log_limit: int = 100
-    foresight_rounds: int = 3
-    foresight_per_round: int = 8
-    foresight_carryover: int = 8
+    log_limit: int = bounded(100, lo=1, integer=True)
+    foresight_rounds: int = bounded(3, lo=LIMITS.rounds[0], hi=LIMITS.rounds[1], integer=True)
+    foresight_per_round: int = bounded(8, lo=LIMITS.per_round[0], hi=LIMITS.per_round[1],
+                                       integer=True)
+    foresight_carryover: int = bounded(8, lo=LIMITS.carryover[0], hi=LIMITS.carryover[1],
+                                       integer=True)
 
     def __post_init__(self) -> None:
-        if not 1 <= self.k <= MAX_K:
-            raise AnalogistError(f"k must be between 1 and {MAX_K}, got {self.k}", field="k")
-        if self.log_limit < 1:
-            raise AnalogistError("log_limit must be at least 1", field="log_limit")
+        check_bounds(self)
 
 
 def _one_of(field_names: tuple[str, ...], values: tuple[Any, ...]) -> int:
@@ -106,117 +105,30 @@ def _one_of(field_names: tuple[str, ...], values: tuple[Any, ...]) -> int:
     return given[0]
 
 
-def _check_text(text: Any, field: str) -> str:
-    if not isinstance(text, str) or not text.strip():
-        raise AnalogistError("expected non-empty text", field=field)
-    if len(text) > MAX_TEXT_ARG:
-        raise AnalogistError(f"text of {len(text)} characters is over the limit of "
-                             f"{MAX_TEXT_ARG}", field=field)
-    return text
-
-
 class AnalogistMCP:
     """The protocol-free body of the server: one store, one namespace, plain methods returning
-    JSON-able dicts. :func:`build_server` exposes them as MCP tools and resources."""
+    JSON-able dicts over the application layer (:class:`analogist.app.Analogist`).
+    :func:`build_server` exposes them as MCP tools and resources."""
 
     def __init__(self, store: str | Path, namespace: str, params: MCPParams | None = None
                  ) -> None:
-        from analogist.memory.sqlite import Memory, _namespace
-
-        self.namespace = _namespace(namespace)
+        self.params = p = params or MCPParams()
+        self.app = Analogist(Settings.from_env(
+            store=str(store), namespace=namespace, embeddings=p.text_embedding, llm=p.llm,
+            log_finds=p.log_finds, k=p.k, foresight_rounds=p.foresight_rounds,
+            foresight_per_round=p.foresight_per_round,
+            foresight_carryover=p.foresight_carryover))
+        self.namespace = self.app.settings.namespace
         self.store = Path(store)
-        if self.store.is_dir():
-            raise AnalogistError("is a directory, expected a database file", source=str(store))
-        self.store.parent.mkdir(parents=True, exist_ok=True)
-        self.params = params or MCPParams()
         self._lock = threading.RLock()
-        self._local = threading.local()
-        self._opened: list[Any] = []
-        self._encoder: Any = None
-        self._embedder: Any = None
-        self._corpus: Any = None
-        self._vectors: dict[str, Any] = {}
-        self._safeguard: Any = None
         self.last_brief: dict[str, Any] | None = None
-        Memory.open(self.store).close()     # create / migrate now: errors surface at start
+        self.app.memory()                   # create / migrate now: errors surface at start
 
-    # -- shared state --------------------------------------------------------------------
     def memory(self) -> Any:
-        from analogist.memory.sqlite import Memory
-
-        m = getattr(self._local, "memory", None)
-        if m is None:
-            m = Memory.open(self.store)
-            self._local.memory = m
-            self._opened.append(m)
-        return m
-
-    def retriever(self) -> Any:
-        from analogist.retrieve import RetrieveParams, Retriever
-
-        r = getattr(self._local, "retriever", None)
-        if r is None:
-            r = Retriever(self.memory(), self.namespace, params=RetrieveParams(k=self.params.k),
-                          embedder=self.embedder(), log=self.params.log_finds)
-            self._local.retriever = r
-        return r
-
-    def embedder(self) -> Any:
-        if not self.params.text_embedding:
-            return None
-        if self._embedder is None:
-            from analogist.index.embed import default_embedder
-
-            self._embedder = default_embedder()
-        return self._embedder
-
-    def encoder(self) -> Any:
-        if self._encoder is None:
-            from analogist.encode.deterministic import DeterministicEncoder
-
-            self._encoder = DeterministicEncoder()
-        return self._encoder
-
-    def corpus(self) -> Any:
-        if self._corpus is None:
-            from analogist.foresight.event import load_corpus
-
-            self._corpus = load_corpus()
-        return self._corpus
-
-    def provider(self, role: str, notes: list[str], what: str) -> Any:
-        if not self.params.llm:
-            notes.append(f"{what}: the LLM is off for this server")
-            return None
-        from analogist.llm.base import NO_LLM_REASON
-        from analogist.llm.client import default_provider
-
-        prov = default_provider(role)
-        if prov is None:
-            notes.append(f"{what}: {NO_LLM_REASON}")
-        return prov
+        return self.app.memory()
 
     def close(self) -> None:
-        for m in self._opened:
-            # a connection made in another thread may refuse to close here; the OS frees it
-            with contextlib.suppress(Exception):
-                m.close()
-        self._opened.clear()
-
-    # -- helpers -------------------------------------------------------------------------
-    def _signature_arg(self, value: Any, field: str) -> Any:
-        """A Signature from an object, or from an episode id (str) or row id (int) of this
-        namespace."""
-        from analogist.signature import validate_signature
-
-        if isinstance(value, dict):
-            return validate_signature(value, source=field)
-        if isinstance(value, (str, int)) and not isinstance(value, bool):
-            row = self.memory().get(value, self.namespace)
-            if row is None:
-                raise AnalogistError(f"no episode {value!r} in this namespace", field=field)
-            return row.signature
-        raise AnalogistError("expected a Signature object or an episode id", field=field)
+        self.app.close()
 
     def _episode_json(self, row: Any) -> dict[str, Any]:
         return {"id": row.id, "episode_id": row.episode_id, "kind": row.kind,
@@ -229,39 +141,22 @@ class AnalogistMCP:
                          from_text: str | None = None, event: dict[str, Any] | None = None,
                          episode_id: str | None = None, domain: str | None = None
                          ) -> dict[str, Any]:
-        from analogist.signature import validate_signature
-
         which = _one_of(("signature", "from_text", "event"), (signature, from_text, event))
         notes: list[str] = []
         with self._lock:
             if which == 0:
                 if not isinstance(signature, dict):
                     raise AnalogistError("expected a Signature object", field="signature")
-                data = dict(signature)
-                if episode_id is not None:
-                    data["episode_id"] = episode_id
-                sig = validate_signature(data, source="signature")
+                row = self.app.add(signature, episode_id=episode_id)
             elif which == 1:
-                text = _check_text(from_text, "from_text")
-                res = self.encoder().encode(text, episode_id=episode_id, domain=domain,
-                                            source="from_text")
-                sig = res.signature
+                res = self.app.encode(LIMITS.text(from_text, "from_text"),
+                                      episode_id=episode_id, domain=domain, source="from_text")
                 notes = [str(n) for n in getattr(res, "notes", ())][:20]
+                row = self.app.add(res.signature)
             else:
-                from analogist.foresight.event import validate_event
-
                 if not isinstance(event, dict):
                     raise AnalogistError("expected an Event object", field="event")
-                sig = validate_event(event, source="event").to_signature()
-            emb = self.embedder()
-            vectors = None
-            if emb is not None:
-                from analogist.retrieve import level_embeddings
-
-                vectors = level_embeddings(sig, emb)
-            m = self.memory()
-            sid = m.add(sig, namespace=self.namespace, embeddings=vectors)
-            row = m.get(sid, self.namespace)
+                row = self.app.add(event=event)
         out = self._episode_json(row)
         out["signature"] = json.loads(_dump(row.signature))
         if notes:
@@ -270,126 +165,52 @@ class AnalogistMCP:
 
     def find_analogy(self, target: dict[str, Any] | str | None = None,
                      from_text: str | None = None, k: int | None = None) -> dict[str, Any]:
-        from dataclasses import replace
-
         which = _one_of(("target", "from_text"), (target, from_text))
-        if k is not None and not 1 <= k <= MAX_K:
-            raise AnalogistError(f"k must be between 1 and {MAX_K}, got {k}", field="k")
-        notes: list[str] = []
+        LIMITS.check("k", k)
         with self._lock:
             if which == 0:
-                sig = self._signature_arg(target, "target")
+                res = self.app.find(self.app.signature(target, field="target"), k=k)  # type: ignore[arg-type]
             else:
-                sig = self.encoder().encode(_check_text(from_text, "from_text"),
-                                            source="from_text").signature
-            critic = None
-            prov = self.provider("critic", notes, "critic")
-            if prov is not None:
-                from analogist.critic import Critic
-
-                critic = Critic(prov)
-            res = self.retriever().find(sig, k=k, critic=critic)
-        if notes:
-            res = replace(res, skipped=(*res.skipped, *notes))
+                res = self.app.find(text=LIMITS.text(from_text, "from_text"), k=k)
         return res.to_json()
 
     def map_cases(self, source: dict[str, Any] | str, target: dict[str, Any] | str
                   ) -> dict[str, Any]:
-        from analogist.judge import judge
-
         with self._lock:
-            s = self._signature_arg(source, "source")
-            t = self._signature_arg(target, "target")
-        rep = judge(s, t)
-        out = rep.to_json()
+            s = self.app.signature(source, field="source")
+            t = self.app.signature(target, field="target")
+        outcome = self.app.map(s, t)
+        out = outcome.report.to_json()
         out["candidate_inferences"] = out["conclusions"]
-        out["report"] = rep.render()
+        out["report"] = outcome.report.render()
+        best = outcome.result.best
+        out["mapping"] = None if best is None else best.to_json()
         return out
 
     def foresight_brief(self, target: dict[str, Any] | str, cutoff: str | None = None,
                         rounds: int | None = None, per_round: int | None = None
                         ) -> dict[str, Any]:
-        from dataclasses import replace
-
-        from analogist.foresight.brief import brief_data
-        from analogist.foresight.event import event_from_signature, validate_event
-        from analogist.foresight.loop import ForesightParams, run_foresight
-
-        p = self.params
-        for name, v in (("rounds", rounds), ("per_round", per_round)):
-            if v is not None and not 0 <= v <= 20:
-                raise AnalogistError(f"{name} must be between 0 and 20, got {v}", field=name)
-        if per_round == 0:
-            raise AnalogistError("per_round must be at least 1", field="per_round")
-        notes: list[str] = []
         with self._lock:
-            corpus = self.corpus()
-            mine = []
-            for row in self.memory().list(self.namespace):
-                ev = event_from_signature(row.signature)
-                if ev is not None:
-                    mine.append(ev)
-            if isinstance(target, dict):
-                tev = validate_event(target, source="target")
-            elif isinstance(target, str) and target.strip():
-                tev = corpus.lookup(target) or next(
-                    (e for e in mine if e.event_id == target), None)
-                if tev is None:
-                    close = corpus.search(target)
-                    hint = (" — did you mean " + ", ".join(e.event_id for e in close) + "?"
-                            if close else "")
-                    raise AnalogistError(f"{target!r} is neither an event of the corpus nor an "
-                                         f"event episode of this namespace{hint}",
-                                         field="target")
-            else:
-                raise AnalogistError("expected an Event object or an event id", field="target")
-            tv = tev.at_cutoff(cutoff)
-            pool = [e for e in corpus.events if e.event_id != tev.event_id]
-            seen = {e.event_id for e in pool}
-            pool += [e for e in mine if e.event_id not in seen and e.event_id != tev.event_id]
-            params = ForesightParams.calibrated(
-                rounds=p.foresight_rounds if rounds is None else rounds,
-                per_round=p.foresight_per_round if per_round is None else per_round,
-                carryover=p.foresight_carryover)
-            gen = None
-            prov = self.provider("parametric", notes, "parametric candidates")
-            if prov is not None:
-                from analogist.foresight.llm import ParametricGenerator
-
-                gen = ParametricGenerator(prov, corpus=corpus)
-            res = run_foresight(tv, pool, params=params, corpus=corpus, generate=gen,
-                                embedder=self.embedder(), vectors=self._vectors)
-            if notes:
-                res = replace(res, skipped=(*res.skipped, *notes))
-            data = brief_data(res)
-            data["skipped"] = list(res.skipped)
+            data = self.app.brief(target, cutoff=cutoff, rounds=rounds, per_round=per_round)
             self.last_brief = data
         return data
 
     def check_analogy(self, turn: dict[str, Any] | None = None, text: str | None = None,
                       mode: Literal["strict", "advisory"] | None = None) -> dict[str, Any]:
-        from analogist.safeguard import Safeguard, parse_turn
+        from analogist.safeguard import parse_turn  # spaCy and the lexicons, loaded on use
 
         which = _one_of(("turn", "text"), (turn, text))
         notes: list[str] = []
         with self._lock:
             arg: Any = (parse_turn(turn, source="turn") if which == 0
-                        else _check_text(text, "text"))
-            prov = self.provider("safeguard", notes, "safeguard LLM")
-            sg = Safeguard(prov) if prov is not None else self._plain_safeguard()
-            rep = sg.check(arg, mode=mode)
+                        else LIMITS.text(text, "text"))
+            self.app.provider("safeguard", notes, "safeguard LLM")
+            rep = self.app.check(arg, mode=mode)
         out = rep.to_json()
         out["all_pass"] = rep.all_pass
         if notes:
             out["notes"] = notes
         return out
-
-    def _plain_safeguard(self) -> Any:
-        if self._safeguard is None:
-            from analogist.safeguard import Safeguard
-
-            self._safeguard = Safeguard()
-        return self._safeguard
 
     # -- resources -----------------------------------------------------------------------
     def episodes(self) -> dict[str, Any]:
@@ -484,7 +305,8 @@ def build_server(store: str | Path, namespace: str, params: MCPParams | None = N
         target: Annotated[dict[str, Any] | str | None, Field(description=_SIG)] = None,
         from_text: Annotated[str | None, Field(
             description="Target situation as text (encoded deterministically first).")] = None,
-        k: Annotated[int | None, Field(description="How many analogues (1-50).")] = None,
+        k: Annotated[int | None, Field(
+            description=f"How many analogues ({LIMITS.k[0]}-{LIMITS.k[1]}).")] = None,
     ) -> dict[str, Any]:
         """Have I seen this shape before? MAC/FAC retrieval over this namespace, each analogue
         judged (likeness / difference / unknown, causal gate, transfer) plus a decoy probe.
@@ -508,9 +330,10 @@ def build_server(store: str | Path, namespace: str, params: MCPParams | None = N
                         "the id, name or alias of a corpus event or an event episode here.")],
         cutoff: Annotated[str | None, Field(
             description="Cut the target at this date (YYYY[-MM[-DD]]).")] = None,
-        rounds: Annotated[int | None, Field(description="R: reflection rounds (0-20).")] = None,
+        rounds: Annotated[int | None, Field(description=f"R: reflection rounds ({LIMITS.rounds[0]}-{LIMITS.rounds[1]}).")] = None,
         per_round: Annotated[int | None, Field(
-            description="K: candidates per round (1-20).")] = None,
+            description=f"K: candidates per round ({LIMITS.per_round[0]}-"
+                        f"{LIMITS.per_round[1]}).")] = None,
     ) -> dict[str, Any]:
         """The Structural Analogy Brief (seed 001): historical analogies by mechanism from the
         bundled corpus and this namespace's event episodes, hidden factors confirmed across

@@ -24,19 +24,21 @@ gold set through :func:`run_goldset` as a job; stored runs listed), jobs, health
 The mapping viewer (``analogist.viewer``), when installed, is mounted under ``/viewer`` with the
 caller's namespaces as its guard.
 
-Concurrency: handlers run in the server's thread pool; each thread opens its own connection to
-the store (SQLite connections are per thread) and keeps its own retriever per namespace. Writes
-serialise on SQLite's write lock (``BEGIN IMMEDIATE``, 30 s busy timeout).
+The domain is built by the application layer (:class:`analogist.app.Analogist`), the same one
+the CLI and the MCP server use, so a request here gets the answer the other faces give: the same
+defaults (:class:`~analogist.app.Settings`) and limits (:data:`~analogist.app.LIMITS`). This
+module parses, authenticates, limits and renders.
+
+Concurrency: handlers run in the server's thread pool; each thread has its own connection to the
+store (SQLite connections are per thread) and its own retriever per namespace. Writes serialise
+on SQLite's write lock (``BEGIN IMMEDIATE``, 30 s busy timeout).
 """
 
 import contextlib
-import json
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -46,8 +48,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from analogist.app import DEFAULT_WRITER, LIMITS, WRITERS, Analogist, Settings
 from analogist.errors import AnalogistError
-from analogist.memory.sqlite import DuplicateEpisodeError, Memory, NotFoundError
+from analogist.llm.base import NO_LLM_REASON
+from analogist.memory.sqlite import DuplicateEpisodeError, NotFoundError
 from analogist.service.keys import ApiKey, KeyStore, check_namespace
 from analogist.service.runtime import BodyLimit, Jobs, Metrics, RateLimiter
 
@@ -56,16 +60,6 @@ __all__ = ["DEFAULT_MAX_BODY", "DEFAULT_RATE", "ApiError", "create_app", "serve"
 DEFAULT_MAX_BODY = 1_000_000
 DEFAULT_RATE = 600.0
 MAX_BULK = 1000
-
-_EVAL_DDL = """CREATE TABLE IF NOT EXISTS api_eval_runs (
-    id INTEGER PRIMARY KEY,
-    namespace TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    retriever TEXT NOT NULL,
-    runs INTEGER NOT NULL,
-    summary TEXT NOT NULL,
-    result TEXT NOT NULL
-)"""
 
 
 class ApiError(Exception):
@@ -108,7 +102,11 @@ class SupersedeBody(_Body):
 class FindBody(_Body):
     target: dict[str, Any] | None = Field(None, description="The target Signature.")
     episode: int | str | None = Field(None, description="Or a stored episode as the target.")
-    k: int = Field(5, ge=1, le=50)
+    k: int = Field(5, ge=LIMITS.k[0], le=LIMITS.k[1])
+    critic: bool | None = Field(None, description="Ask the critic (an LLM) about analogues "
+                                                  "that would transfer (default: yes).")
+    parametric: bool | None = Field(None, description="Also ask the LLM for analogues from its "
+                                                      "own knowledge (default: no).")
 
 
 class MapBody(_Body):
@@ -117,12 +115,16 @@ class MapBody(_Body):
 
 
 class ForesightBody(_Body):
-    target: dict[str, Any] = Field(..., description="The target Event (foresight event format).")
+    target: dict[str, Any] | str = Field(..., description="The target Event (foresight event "
+                                                          "format), or the id, name or alias "
+                                                          "of a corpus event or an event "
+                                                          "episode of the namespace.")
     cutoff: str | None = None
-    rounds: int = Field(1, ge=0, le=5)
-    per_round: int = Field(8, ge=1, le=16)
-    carryover: int = Field(8, ge=0, le=16)
-    embedding: bool = Field(True, description="Use the text-embedding channel in MAC.")
+    rounds: int | None = Field(None, ge=LIMITS.rounds[0], le=LIMITS.rounds[1])
+    per_round: int | None = Field(None, ge=LIMITS.per_round[0], le=LIMITS.per_round[1])
+    carryover: int | None = Field(None, ge=LIMITS.carryover[0], le=LIMITS.carryover[1])
+    embedding: bool | None = Field(None, description="Use the text-embedding channel in MAC "
+                                                     "(default: yes).")
 
 
 class CheckBody(_Body):
@@ -134,7 +136,7 @@ class EncodeBody(_Body):
     text: str = Field(..., min_length=1)
     episode_id: str | None = None
     domain: str | None = None
-    writer: Literal["llm", "deterministic"] = "llm"
+    writer: Literal[WRITERS] = DEFAULT_WRITER  # type: ignore[valid-type]
     store: bool = True
 
 
@@ -145,95 +147,27 @@ class EvalBody(_Body):
 
 
 # -- the service state ---------------------------------------------------------------------
-class _Local(threading.local):
-    memory: Memory | None = None
-    keys: KeyStore | None = None
-    retrievers: dict[str, Any]
-
-    def __init__(self) -> None:
-        self.retrievers = {}
-
-
 class _Service:
-    def __init__(self, store_path: str, max_body: int, rate: float, job_workers: int) -> None:
-        self.store_path = store_path
+    """The application layer plus what only a server has: keys, limits, metrics, jobs."""
+
+    def __init__(self, app: Analogist, max_body: int, rate: float, job_workers: int) -> None:
+        self.app = app
+        self.store_path = str(app.settings.store)
         self.max_body = max_body
         self.limiter = RateLimiter(rate)
         self.metrics = Metrics()
         self.jobs = Jobs(workers=job_workers)
-        self.local = _Local()
-        self._lock = threading.Lock()
-        self._check_lock = threading.Lock()
-        self._embedder: Any = None
-        self._encoder: Any = None
-        self._safeguard: Any = None
-        self._corpus: Any = None
-        self._conns: list[Any] = []
-
-    def memory(self) -> Memory:
-        loc = self.local
-        if loc.memory is None:
-            loc.memory = Memory.open(self.store_path)
-            with self._lock:
-                self._conns.append(loc.memory)
-        return loc.memory
+        self.local = threading.local()
 
     def keys(self) -> KeyStore:
-        loc = self.local
-        if loc.keys is None:
-            loc.keys = KeyStore(self.store_path)
-            with self._lock:
-                self._conns.append(loc.keys)
-        return loc.keys
-
-    def retriever(self, ns: str) -> Any:
-        from analogist.retrieve import Retriever
-
-        r = self.local.retrievers.get(ns)
-        if r is None:
-            r = self.local.retrievers[ns] = Retriever(self.memory(), ns, embedder="auto")
-        return r
-
-    def embedder(self) -> Any:
-        with self._lock:
-            if self._embedder is None:
-                from analogist.index.embed import default_embedder
-
-                self._embedder = default_embedder()
-            return self._embedder
-
-    def encoder(self) -> Any:
-        emb = self.embedder()
-        with self._lock:
-            if self._encoder is None:
-                from analogist.encode.deterministic import DeterministicEncoder
-
-                self._encoder = DeterministicEncoder(embedder=emb)
-            return self._encoder
-
-    def safeguard(self) -> Any:
-        with self._lock:
-            if self._safeguard is None:
-                from analogist.safeguard import Safeguard
-
-                self._safeguard = Safeguard()
-            return self._safeguard
-
-    def corpus(self) -> Any:
-        with self._lock:
-            if self._corpus is None:
-                from analogist.foresight.event import load_corpus
-
-                self._corpus = load_corpus()
-            return self._corpus
+        ks = getattr(self.local, "keys", None)
+        if ks is None:
+            ks = self.local.keys = KeyStore(self.app.memory())
+        return ks
 
     def close(self) -> None:
         self.jobs.shutdown()
-        with self._lock:
-            for c in self._conns:
-                with contextlib.suppress(Exception):  # other threads' connections
-                    c.close()
-            self._conns.clear()
+        self.app.close()
 
 
 def _error_json(e: BaseException) -> dict[str, Any]:
@@ -255,10 +189,15 @@ def _episode_json(ep: Any) -> dict[str, Any]:
             "verified": ep.verified, "signature": ep.signature.to_data()}
 
 
+def _field_error(e: AnalogistError, prefix: str) -> ApiError:
+    """A library error on part of a body, its field named from the body's root."""
+    return ApiError(400, type(e).__name__, str(e), prefix + (f".{e.field}" if e.field else ""))
+
+
 # -- the app -------------------------------------------------------------------------------
 def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY,
                rate_per_minute: float = DEFAULT_RATE, job_workers: int = 2,
-               mount_viewer: bool = True) -> FastAPI:
+               mount_viewer: bool = True, settings: Settings | None = None) -> FastAPI:
     """The FastAPI app over the store at ``store_path`` (created when missing).
 
     Args:
@@ -269,19 +208,17 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
             number); ``<= 0`` turns rate limiting off.
         job_workers: threads for background jobs (encoding, eval runs).
         mount_viewer: mount ``analogist.viewer``'s router when that package is importable.
+        settings: the application settings (default: :meth:`Settings.from_env`); their store
+            is replaced by ``store_path``.
     """
-    store = str(store_path)
-    if store != ":memory:":
-        Path(store).parent.mkdir(parents=True, exist_ok=True)
     if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int) \
             or max_body_bytes < 1:
         raise AnalogistError("max_body_bytes must be a positive integer", field="max_body_bytes")
-    Memory.open(store).close()                       # create / migrate before serving
-    KeyStore(store).close()
-    with sqlite3.connect(store, timeout=30.0) as c:
-        c.execute(_EVAL_DDL)
-    c.close()
-    svc = _Service(store, max_body_bytes, float(rate_per_minute), job_workers)
+    settings = Settings.from_env(store=str(store_path)) if settings is None else \
+        replace(settings, store=str(store_path))
+    domain = Analogist(settings)
+    domain.memory().ensure_service_tables()      # create / migrate before serving
+    svc = _Service(domain, max_body_bytes, float(rate_per_minute), job_workers)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> Any:
@@ -295,8 +232,19 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
         version=__import__("analogist").__version__,
     )
     app.state.service = svc
+    _install_errors(app)
+    _install_middleware(app, svc, max_body_bytes)
+    caller, NS = _auth(svc)
+    _service_routes(app, svc, caller)
+    _episode_routes(app, svc, NS)
+    _analogy_routes(app, svc, NS)
+    _job_routes(app, svc, NS)
+    if mount_viewer:
+        _mount_viewer(app, svc, caller)
+    return app
 
-    # -- errors --------------------------------------------------------------------------
+
+def _install_errors(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api_error(_: Request, e: ApiError) -> JSONResponse:
         return _err(e.status, e.type, e.message, e.field, e.headers)
@@ -324,7 +272,10 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
             msgs.append(f"{loc}: {x.get('msg')}")
         return _err(422, "invalid_request", "; ".join(msgs), first_field)
 
-    # -- metrics and limits (pure ASGI middlewares; BodyLimit outermost) ------------------
+
+def _install_middleware(app: FastAPI, svc: _Service, max_body_bytes: int) -> None:
+    """Metrics and limits (pure ASGI middlewares; BodyLimit outermost)."""
+
     class _Timing:
         def __init__(self, app_: Any) -> None:
             self.app = app_
@@ -351,7 +302,10 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
     app.add_middleware(_Timing)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
 
-    # -- auth ----------------------------------------------------------------------------
+
+def _auth(svc: _Service) -> tuple[Callable[..., ApiKey], Any]:
+    """The caller dependency (key, then rate) and the namespace-access type ``NS``."""
+
     def caller(request: Request) -> ApiKey:
         auth = request.headers.get("authorization", "")
         token = auth[7:].strip() if auth.lower().startswith("bearer ") else \
@@ -379,31 +333,32 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
                            f"{namespace[:100]!r}", "namespace")
         return check_namespace(namespace)
 
-    NS = Annotated[str, Depends(namespace_access)]
+    return caller, Annotated[str, Depends(namespace_access)]
 
-    def _sig_of(ref: Ref, ns: str, field: str) -> Any:
-        from analogist.signature import validate_signature
 
-        if (ref.signature is None) == (ref.episode is None):
-            raise ApiError(422, "invalid_request", "give exactly one of 'signature' and "
-                           "'episode'", field)
-        if ref.signature is not None:
-            try:
-                return validate_signature(ref.signature)
-            except AnalogistError as e:
-                raise ApiError(400, type(e).__name__, str(e),
-                               f"{field}.signature" + (f".{e.field}" if e.field else "")) \
-                    from None
-        ep = svc.memory().get(_key_of(ref.episode), ns)   # type: ignore[arg-type]
-        if ep is None:
-            raise ApiError(404, "not_found", f"no episode {ref.episode!r} in namespace {ns!r}",
-                           f"{field}.episode")
-        return ep.signature
+def _sig_of(svc: _Service, ref: Ref, ns: str, field: str) -> Any:
+    if (ref.signature is None) == (ref.episode is None):
+        raise ApiError(422, "invalid_request", "give exactly one of 'signature' and "
+                       "'episode'", field)
+    if ref.signature is not None:
+        try:
+            return svc.app.signature(ref.signature)
+        except AnalogistError as e:
+            raise _field_error(e, f"{field}.signature") from None
+    ep = svc.app.memory().get(_key_of(ref.episode), ns)   # type: ignore[arg-type]
+    if ep is None:
+        raise ApiError(404, "not_found", f"no episode {ref.episode!r} in namespace {ns!r}",
+                       f"{field}.episode")
+    return ep.signature
 
-    # -- health and metrics ------------------------------------------------------------
+
+P = "/v1/ns/{namespace}"
+
+
+def _service_routes(app: FastAPI, svc: _Service, caller: Any) -> None:
     @app.get("/v1/health", tags=["service"], summary="Liveness and store check (no key).")
     def health() -> dict[str, Any]:
-        m = svc.memory()
+        m = svc.app.memory()
         return {"status": "ok", "schema_version": m.schema_version(),
                 "version": app.version}
 
@@ -416,28 +371,25 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
     def whoami(key: Annotated[ApiKey, Depends(caller)]) -> dict[str, Any]:
         return {"name": key.name, "namespaces": sorted(key.namespaces)}
 
-    # -- episodes ------------------------------------------------------------------------
-    P = "/v1/ns/{namespace}"
 
+def _episode_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803 - a type
     @app.post(P + "/episodes", status_code=201, tags=["episodes"],
               summary="Store one episode (a Signature object as the body).")
     def create_episode(ns: NS, signature: dict[str, Any]) -> dict[str, Any]:
-        sid = svc.memory().add(signature, namespace=ns)
-        ep = svc.memory().get(sid, ns)
-        return {"id": sid, "episode_id": ep.episode_id if ep else None, "namespace": ns}
+        row = svc.app.add(signature, namespace=ns)
+        return {"id": row.id, "episode_id": row.episode_id, "namespace": ns}
 
     @app.post(P + "/episodes/bulk", status_code=201, tags=["episodes"],
               summary=f"Store up to {MAX_BULK} episodes in one transaction (all or nothing).")
     def bulk_create(ns: NS, body: BulkBody) -> dict[str, Any]:
-        ids = svc.memory().add_many(body.episodes, namespace=ns,
-                                    batch_size=len(body.episodes))
+        ids = svc.app.add_many(body.episodes, namespace=ns, batch_size=len(body.episodes))
         return {"ids": ids, "count": len(ids), "namespace": ns}
 
     @app.get(P + "/episodes", tags=["episodes"], summary="List episodes in id order.")
     def list_episodes(ns: NS, limit: Annotated[int, Query(ge=1, le=1000)] = 100,
                       offset: Annotated[int, Query(ge=0)] = 0,
                       include_superseded: bool = False, full: bool = False) -> dict[str, Any]:
-        m = svc.memory()
+        m = svc.app.memory()
         eps = m.list(ns, include_superseded=include_superseded, limit=limit, offset=offset)
         items = [_episode_json(e) if full else
                  {k: v for k, v in _episode_json(e).items() if k != "signature"} for e in eps]
@@ -447,123 +399,79 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
     @app.get(P + "/episodes/{key}", tags=["episodes"],
              summary="One episode by row id (digits) or episode id.")
     def get_episode(ns: NS, key: str) -> dict[str, Any]:
-        ep = svc.memory().get(_key_of(key), ns)
+        ep = svc.app.memory().get(_key_of(key), ns)
         if ep is None:
             raise ApiError(404, "not_found", f"no episode {key!r} in namespace {ns!r}", "key")
         return _episode_json(ep)
 
     @app.delete(P + "/episodes/{key}", tags=["episodes"], summary="Delete one episode.")
     def delete_episode(ns: NS, key: str) -> dict[str, Any]:
-        if not svc.memory().delete(_key_of(key), ns):
+        if not svc.app.memory().delete(_key_of(key), ns):
             raise ApiError(404, "not_found", f"no episode {key!r} in namespace {ns!r}", "key")
         return {"deleted": key, "namespace": ns}
 
     @app.post(P + "/episodes/{key}/supersede", tags=["episodes"],
               summary="Mark an episode as superseded by another of the same namespace.")
     def supersede(ns: NS, key: str, body: SupersedeBody) -> dict[str, Any]:
-        svc.memory().supersede(_key_of(key), _key_of(body.by), ns)
+        svc.app.memory().supersede(_key_of(key), _key_of(body.by), ns)
         return {"superseded": key, "by": body.by, "namespace": ns}
 
-    # -- find, map, foresight, check ---------------------------------------------------
+
+def _analogy_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803 - a type
     @app.post(P + "/find", tags=["analogy"],
               summary="MAC/FAC retrieval plus the judge (Retriever.find) within the namespace.")
     def find(ns: NS, body: FindBody) -> dict[str, Any]:
-        target = _sig_of(Ref(signature=body.target, episode=body.episode), ns, "target")
-        res = svc.retriever(ns).find(target, k=body.k)
-        return res.to_json()
+        target = _sig_of(svc, Ref(signature=body.target, episode=body.episode), ns, "target")
+        return svc.app.find(target, namespace=ns, k=body.k, critic=body.critic,
+                            parametric=body.parametric).to_json()
 
     @app.post(P + "/map", tags=["analogy"],
               summary="Map base onto target with SME and judge it (likeness/difference/unknown).")
     def map_(ns: NS, body: MapBody) -> dict[str, Any]:
-        from analogist.judge import JudgeParams, judge_mapping
-        from analogist.signature import compile_signature
-        from analogist.sme import match
-
-        b, t = _sig_of(body.base, ns, "base"), _sig_of(body.target, ns, "target")
-        params = JudgeParams()
-        bd, td = compile_signature(b), compile_signature(t)
-        result = match(bd, td, params.sme)
-        report = judge_mapping(b, t, bd, td, result, params=params)
-        best = result.best
-        return {"report": report.to_json(), "rendered": report.render(),
-                "mapping": None if best is None else best.to_json(),
-                "mappings": len(result.mappings)}
+        b, t = _sig_of(svc, body.base, ns, "base"), _sig_of(svc, body.target, ns, "target")
+        return svc.app.map(b, t).to_json()
 
     @app.post(P + "/foresight", tags=["analogy"],
               summary="Foresight brief for a target Event over the bundled historical corpus "
                       "plus the namespace's event episodes.")
     def foresight(ns: NS, body: ForesightBody) -> dict[str, Any]:
-        from analogist.foresight.brief import brief_data
-        from analogist.foresight.event import event_from_signature, validate_event
-        from analogist.foresight.loop import ForesightParams, run_foresight
-
         try:
-            ev = validate_event(body.target, source="target")
+            ev = svc.app.resolve_event(body.target, namespace=ns)
         except AnalogistError as e:
-            raise ApiError(400, type(e).__name__, str(e),
-                           "target" + (f".{e.field}" if e.field else "")) from None
-        tv = ev.at_cutoff(body.cutoff)
-        corpus = svc.corpus()
-        pool = [e for e in corpus.events if e.event_id != ev.event_id]
-        seen = {e.event_id for e in pool}
-        for row in svc.memory().list(ns):
-            mev = event_from_signature(row.signature)
-            if mev is not None and mev.event_id not in seen:
-                pool.append(mev)
-                seen.add(mev.event_id)
-        params = ForesightParams.calibrated(rounds=body.rounds, per_round=body.per_round,
-                                            carryover=body.carryover)
-        res = run_foresight(tv, pool, params=params, corpus=corpus,
-                            embedder=svc.embedder() if body.embedding else None)
-        from analogist.llm.base import NO_LLM_REASON
-        from analogist.llm.client import default_provider
-
-        why = NO_LLM_REASON if default_provider("parametric") is None else \
-            "skipped: the HTTP API does not ask the LLM (use 'analogist foresight brief')"
-        res = replace(res, skipped=(*res.skipped, "parametric candidates: " + why))
-        return {"namespace": ns, "pool_size": len(pool), **brief_data(res),
-                "skipped": list(res.skipped)}
+            raise _field_error(e, "target") if isinstance(body.target, dict) else e from None
+        return {"namespace": ns, **svc.app.brief(
+            ev, cutoff=body.cutoff, namespace=ns, rounds=body.rounds, per_round=body.per_round,
+            carryover=body.carryover, embedding=body.embedding)}
 
     @app.post(P + "/check", tags=["analogy"],
               summary="Check the analogies of a debate turn (Safeguard.check).")
     def check(ns: NS, body: CheckBody) -> dict[str, Any]:
-        from analogist.safeguard import parse_turn
+        from analogist.safeguard import parse_turn  # spaCy and the lexicons, loaded on use
 
         turn = body.turn if isinstance(body.turn, str) else parse_turn(body.turn, source="turn")
         if isinstance(turn, str) and not turn.strip():
             raise ApiError(422, "invalid_request", "the turn is empty", "turn")
-        with svc._check_lock:
-            report = svc.safeguard().check(turn, mode=body.mode)
+        report = svc.app.check(turn, mode=body.mode)
         return {"namespace": ns, "all_pass": report.all_pass, **report.details()}
 
-    # -- jobs: encode and eval -----------------------------------------------------------
+
+def _job_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803 - a type
     def _job_json(job: Any) -> dict[str, Any]:
         return {**job.to_json(), "href": f"/v1/ns/{job.namespace}/jobs/{job.id}"}
 
     @app.post(P + "/encode", status_code=202, tags=["jobs"],
-              summary="Encode text into a signature as a background job (LLM or deterministic "
+              summary="Encode text into a signature as a background job (deterministic or LLM "
                       "writer); stores it when 'store' is true.")
     def encode(ns: NS, body: EncodeBody) -> dict[str, Any]:
         def run() -> tuple[str, Any]:
-            from analogist.llm.base import NO_LLM_REASON
-
-            if body.writer == "llm":
-                from analogist.llm.client import default_provider
-
-                prov = default_provider("writer")
-                if prov is None:
-                    return "skipped", {"reason": NO_LLM_REASON}
-                from analogist.encode.llm_writer import LLMWriter
-
-                writer: Any = LLMWriter(prov)
-            else:
-                writer = svc.encoder()
-            res = writer.encode(body.text, episode_id=body.episode_id, domain=body.domain,
-                                source=body.episode_id or "<text>")
+            if body.writer == "llm" and svc.app.provider("writer") is None:
+                return "skipped", {"reason": NO_LLM_REASON}
+            res = svc.app.encode(body.text, writer=body.writer, episode_id=body.episode_id,
+                                 domain=body.domain, source=body.episode_id or "<text>")
             out: dict[str, Any] = {"writer": res.writer, "signature": res.signature.to_data(),
                                    "notes": list(res.notes), "stored_id": None}
             if body.store:
-                out["stored_id"] = svc.memory().add(res.signature, namespace=ns)
+                out["stored_id"] = svc.app.add(res.signature, namespace=ns).id
             return "done", out
 
         return _job_json(svc.jobs.submit(ns, "encode", run, _error_json))
@@ -572,7 +480,7 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
               summary="Run a posted gold set against the namespace (run_goldset) as a job; "
                       "the result is stored as an eval run.")
     def eval_run(ns: NS, body: EvalBody) -> dict[str, Any]:
-        from analogist.bench.harness.goldset import goldset_from_json
+        from analogist.bench.harness.goldset import goldset_from_json  # the harness, on use
 
         gold = goldset_from_json(body.gold, source="gold")
 
@@ -580,37 +488,26 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
             from analogist.bench.harness.runner import run_goldset
 
             res = run_goldset(gold, svc.store_path, body.retriever, runs=body.runs,
-                              namespace=ns, embedder=svc.embedder(), encoder=svc.encoder())
+                              namespace=ns, embedder=svc.app.embedder(),
+                              encoder=svc.app.writer("deterministic"))
             summary = res["runs"][-1]["summary"]
-            m = svc.memory()
-            with m._tx() as c:
-                cur = c.execute(
-                    "INSERT INTO api_eval_runs(namespace, created_at, retriever, runs, summary, "
-                    "result) VALUES (?, ?, ?, ?, ?, ?)",
-                    (ns, datetime.now(UTC).isoformat(), body.retriever, body.runs,
-                     json.dumps(summary), json.dumps(res)))
-            return "done", {"run_id": cur.lastrowid, "summary": summary}
+            run_id = svc.app.memory().add_eval_run(ns, retriever=body.retriever,
+                                                   runs=body.runs, summary=summary, result=res)
+            return "done", {"run_id": run_id, "summary": summary}
 
         return _job_json(svc.jobs.submit(ns, "eval", run, _error_json))
 
     @app.get(P + "/eval/runs", tags=["jobs"], summary="Stored eval runs of the namespace.")
     def eval_runs(ns: NS) -> dict[str, Any]:
-        rows = svc.memory().conn.execute(
-            "SELECT id, created_at, retriever, runs, summary FROM api_eval_runs "
-            "WHERE namespace = ? ORDER BY id", (ns,)).fetchall()
-        return {"namespace": ns, "runs": [
-            {"id": r[0], "created_at": r[1], "retriever": r[2], "runs": r[3],
-             "summary": json.loads(r[4])} for r in rows]}
+        return {"namespace": ns, "runs": svc.app.memory().eval_runs(ns)}
 
     @app.get(P + "/eval/runs/{run_id}", tags=["jobs"], summary="One stored eval run in full.")
     def eval_run_get(ns: NS, run_id: int) -> dict[str, Any]:
-        r = svc.memory().conn.execute(
-            "SELECT result FROM api_eval_runs WHERE namespace = ? AND id = ?",
-            (ns, run_id)).fetchone()
+        r = svc.app.memory().eval_run(ns, run_id)
         if r is None:
             raise ApiError(404, "not_found", f"no eval run {run_id} in namespace {ns!r}",
                            "run_id")
-        return json.loads(r[0])
+        return r
 
     @app.get(P + "/jobs/{job_id}", tags=["jobs"], summary="A background job's status/result.")
     def get_job(ns: NS, job_id: str) -> dict[str, Any]:
@@ -620,34 +517,33 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
                            "job_id")
         return _job_json(job)
 
-    # -- the mapping viewer (engineer C), mounted lazily ----------------------------------
-    if mount_viewer:
-        try:
-            from analogist.viewer import viewer_router
-        except ImportError:
-            viewer_router = None  # type: ignore[assignment]
-        if viewer_router is not None:
-            def namespace_guard(key: Annotated[ApiKey, Depends(caller)]) -> set[str]:
-                return set(key.namespaces)
 
-            router = viewer_router(store, namespace_guard=namespace_guard)
-            app.include_router(router)
-            try:
-                app.openapi()
-            except Exception:  # noqa: BLE001 - keep the API's own OpenAPI document usable
-                app.openapi_schema = None
-                for r in app.routes:
-                    if getattr(r, "path", "").startswith("/viewer"):
-                        r.include_in_schema = False  # type: ignore[attr-defined]
+def _mount_viewer(app: FastAPI, svc: _Service, caller: Any) -> None:
+    """The mapping viewer, when installed, under /viewer with the caller's namespaces as its
+    guard."""
+    try:
+        from analogist.viewer import viewer_router  # an optional part of the package
+    except ImportError:
+        return
 
-    return app
+    def namespace_guard(key: Annotated[ApiKey, Depends(caller)]) -> set[str]:
+        return set(key.namespaces)
+
+    app.include_router(viewer_router(svc.store_path, namespace_guard=namespace_guard))
+    try:
+        app.openapi()
+    except Exception:  # noqa: BLE001 - keep the API's own OpenAPI document usable
+        app.openapi_schema = None
+        for r in app.routes:
+            if getattr(r, "path", "").startswith("/viewer"):
+                r.include_in_schema = False  # type: ignore[attr-defined]
 
 
 def serve(store_path: str | Path, *, host: str = "127.0.0.1", port: int = 8765,
           max_body_bytes: int = DEFAULT_MAX_BODY, rate_per_minute: float = DEFAULT_RATE,
           log_level: str = "warning") -> None:
     """``analogist serve``: run the app with uvicorn until interrupted."""
-    import uvicorn
+    import uvicorn  # the ASGI server, only for serving
 
     app = create_app(store_path, max_body_bytes=max_body_bytes, rate_per_minute=rate_per_minute)
     uvicorn.run(app, host=host, port=port, log_level=log_level)

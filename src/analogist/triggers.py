@@ -46,6 +46,7 @@ from typing import Any
 
 from analogist.errors import AnalogistError
 from analogist.memory.sqlite import Memory
+from analogist.stats import wilson_interval
 
 __all__ = [
     "STRONG_TRIGGERS",
@@ -364,17 +365,6 @@ def decide_and_record(memory: Memory, log: ActionLog, *, namespace: str = "defau
 
 
 # -- fitting ----------------------------------------------------------------------------------
-def wilson_interval(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    """Wilson's (1927) score interval for a proportion k/n (95% by default); (0, 1) at n = 0."""
-    if n == 0:
-        return (0.0, 1.0)
-    ph = k / n
-    den = 1 + z * z / n
-    centre = (ph + z * z / (2 * n)) / den
-    half = z * math.sqrt(ph * (1 - ph) / n + z * z / (4 * n * n)) / den
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
 def fit_triggers(memory: Memory, namespace: str = "default") -> dict[str, Any]:
     """Per trigger (strong and weak), from logged firings: firings, firings with a known outcome,
     the useful-analogy rate (outcome ``useful``) and the negative-transfer rate (outcome

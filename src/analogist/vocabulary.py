@@ -164,14 +164,15 @@ class Vocabulary(BaseModel):
 
     @classmethod
     def load(cls, path: str | Path) -> Vocabulary:
-        """Load a ``.vcb`` (reference SME format), ``.json`` or ``.yaml`` vocabulary."""
+        """Load a ``.json`` or ``.yaml`` vocabulary. (A ``.vcb`` file, the reference SME's
+        format, is read by :func:`analogist.sme.formats.read_vcb`: the data model knows no file
+        format of the engine.)"""
         from analogist.io import load_structured
 
         path = Path(path)
         if path.suffix.lower() == ".vcb":
-            from analogist.sme.formats import read_vcb
-
-            return read_vcb(path)
+            raise VocabularyError("a .vcb vocabulary is the reference SME's format: read it with "
+                                  "analogist.sme.formats.read_vcb", source=str(path))
         data = load_structured(path)
         return cls.from_data(data, source=str(path))
 

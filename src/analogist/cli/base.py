@@ -89,22 +89,24 @@ STORE_HELP = ("SQLite store file (default: $ANALOGIST_STORE, else "
 NAMESPACE_HELP = "Namespace: a hard partition of the store."
 
 
-def default_store_path() -> Path:
-    import os
+def make_app(store: Path | None = None, **settings: Any) -> Any:
+    """The application layer (:class:`analogist.app.Analogist`) over ``store`` (default: the
+    environment's), with these :class:`~analogist.app.Settings` (None: not given)."""
+    # the library loads only inside the commands that use it, so that --help starts at once
+    from analogist.app import Analogist, Settings
 
-    env = os.environ.get("ANALOGIST_STORE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "analogist" / "store.db"
+    return Analogist(Settings.from_env(store=store, **settings))
+
+
+def default_store_path() -> Path:
+    from analogist.app import default_store_path as from_env  # the library, loaded on use
+
+    return from_env()
 
 
 def _open_store(store: Path | None) -> Any:
-    from analogist.memory.sqlite import Memory
-
-    path = store or default_store_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return Memory.open(path)
+    """This command's connection to the store (a context manager: closed on exit)."""
+    return make_app(store).memory()
 
 
 def _with_store(store: Path | None, fn: Any) -> Any:
@@ -147,9 +149,7 @@ def _load_target(path: Path) -> Any:
 
 def _provider(role: str = "writer") -> Any:
     """The configured LLM provider for ``role``, or None (the LLM is optional)."""
-    from analogist.llm.client import default_provider
-
-    return default_provider(role)
+    return make_app().provider(role)
 
 
 def _no_llm_reason() -> str:
@@ -158,19 +158,13 @@ def _no_llm_reason() -> str:
     return NO_LLM_REASON
 
 
-def _make_writer(writer: str) -> Any:
-    if writer == "deterministic":
-        from analogist.encode.deterministic import DeterministicEncoder
-
-        return DeterministicEncoder()
-    if writer == "llm":
-        provider = _provider()
-        if provider is None:
-            raise AnalogistError("--writer llm: " + _no_llm_reason())
-        from analogist.encode.llm_writer import LLMWriter
-
-        return LLMWriter(provider)
-    raise AnalogistError(f"--writer must be 'deterministic' or 'llm', got {writer!r}")
+def _make_writer(writer: str, app: Any = None) -> Any:
+    if writer not in ("deterministic", "llm"):
+        raise AnalogistError(f"--writer must be 'deterministic' or 'llm', got {writer!r}")
+    app = app or make_app()
+    if writer == "llm" and app.provider("writer") is None:
+        raise AnalogistError("--writer llm: " + _no_llm_reason())
+    return app.writer(writer)
 
 
 def _read_episode_text(arg: str) -> tuple[str, str]:

@@ -10,8 +10,8 @@ import typer
 
 from analogist.cli.base import (
     _fail,
-    _provider,
     app,
+    make_app,
 )
 from analogist.errors import AnalogistError
 
@@ -41,7 +41,7 @@ def check_command(
     is none), 1 when at least one fails, 2 on bad input. A content-share flag alone does not
     change the exit status."""
     from analogist.io import MAX_FILE_BYTES, read_text
-    from analogist.safeguard import Safeguard, load_turn
+    from analogist.safeguard import load_turn
 
     if mode is not None and mode not in ("strict", "advisory"):
         _fail(f"--mode must be strict or advisory, got {mode!r}")
@@ -67,8 +67,8 @@ def check_command(
             raise AnalogistError("the input is empty; expected a debate turn (JSON or text)",
                                  source=source)
         turn = text if as_text else load_turn(text, source=source)
-        provider = _provider("safeguard") if llm else None
-        report = Safeguard(provider).check(turn, mode=mode)  # type: ignore[arg-type]
+        with make_app(llm=llm) as api:
+            report = api.check(turn, mode=mode)  # type: ignore[arg-type]
     except AnalogistError as e:
         _fail(str(e))
     if as_json:

@@ -14,6 +14,7 @@ from rich.text import Text
 from analogist.cli.base import (
     _fail,
     app,
+    make_app,
 )
 from analogist.errors import AnalogistError
 
@@ -26,7 +27,7 @@ DEMO_MECHANISMS = ("stale_derived_copy", "retry_storm", "proxy_optimisation",
 def demo_command(
     targets: int = typer.Option(4, "--targets", min=1, max=12,
                                 help="How many targets to run."),
-    k: int = typer.Option(3, "--k", min=1, help="Analogues reported per target."),
+    k: int = typer.Option(3, "--k", min=1, max=50, help="Analogues reported per target."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Load the bundled casebook into a temporary store and find cross-domain analogues.
@@ -39,8 +40,6 @@ def demo_command(
     from rich.progress import Progress
 
     from analogist.casebook import load_casebook
-    from analogist.memory.sqlite import Memory
-    from analogist.retrieve import RetrieveParams, Retriever
 
     console = Console()
     try:
@@ -53,22 +52,19 @@ def demo_command(
             m for m in by_mech if m not in DEMO_MECHANISMS)
         picked = [by_mech[m][0] for m in order][:targets]
         out: list[dict[str, Any]] = []
-        from analogist.index.embed import default_embedder
-        from analogist.retrieve import level_embeddings
-
-        embedder = default_embedder()
-        with tempfile.TemporaryDirectory() as tmp, Memory.open(Path(tmp) / "demo.db") as m:
+        with tempfile.TemporaryDirectory() as tmp, \
+                make_app(Path(tmp) / "demo.db", namespace="demo", k=k, critic=False,
+                         parametric=False) as api:
+            m = api.memory()
             with Progress(transient=True, console=console) as bar:
                 task = bar.add_task("loading the casebook", total=len(entries))
-                m.add_many([e.signature for e in entries], namespace="demo", batch_size=25,
-                           progress=lambda n: bar.update(task, completed=n),
-                           embed=lambda s: level_embeddings(s, embedder))
+                api.add_many([e.signature for e in entries], batch_size=25,
+                             progress=lambda n: bar.update(task, completed=n))
             domain_of = {e.id: e.domain for e in entries}
             mech_of = {e.id: e.mechanism for e in entries}
             for target in picked:
                 m.delete(target.id, "demo")  # the target is the new situation, not a memory
-                res = Retriever(m, "demo", params=RetrieveParams(k=k),
-                                embedder=embedder).find(target.signature)
+                res = api.find(target.signature)
                 best = res.results[0] if res.results else None
                 out.append({
                     "target": target.id, "target_domain": target.domain,
@@ -89,8 +85,7 @@ def demo_command(
                             f"(mechanism {mech_of.get(best.episode_id)}; target's: "
                             f"{target.mechanism})"))
                     console.print(Text(res.render()))
-                m.add(target.signature, namespace="demo",
-                      embeddings=level_embeddings(target.signature, embedder))
+                api.add(target.signature)
     except AnalogistError as e:
         _fail(str(e))
     if as_json:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.console import Console
@@ -18,10 +17,8 @@ from analogist.cli.base import (
     _fail,
     _load_target,
     _make_writer,
-    _no_llm_reason,
-    _open_store,
-    _provider,
     app,
+    make_app,
 )
 from analogist.errors import AnalogistError
 
@@ -30,7 +27,7 @@ from analogist.errors import AnalogistError
 def find_command(
     target: Path = typer.Argument(..., help="The target situation: a Signature file (or, with "
                                             "--from-text, a text file)."),
-    k: int = typer.Option(5, "--k", min=1, help="How many analogues to report."),
+    k: int = typer.Option(5, "--k", min=1, max=50, help="How many analogues to report."),
     store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
     namespace: str = typer.Option("default", "--namespace", help=NAMESPACE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON only."),
@@ -47,43 +44,17 @@ def find_command(
                                          "(labelled parametric, judged, reported apart)."),
 ) -> None:
     """Have I seen this shape before, and what follows? MAC/FAC retrieval plus the judge."""
-    from dataclasses import replace
-
-    from analogist.retrieve import RetrieveParams, Retriever
-
     try:
-        if from_text:
-            from analogist.io import read_text
+        with make_app(store, namespace=namespace) as app:
+            if from_text:
+                from analogist.io import read_text
 
-            sig = _make_writer(writer).encode(read_text(target),
-                                              episode_id=_episode_id_for(target),
-                                              source=str(target)).signature
-        else:
-            sig = _load_target(target)
-        notes: list[str] = []
-        critic_obj = par_fn = None
-        if critic:
-            cp = _provider("critic")
-            if cp is None:
-                notes.append("critic: " + _no_llm_reason())
+                sig = _make_writer(writer, app).encode(read_text(target),
+                                                       episode_id=_episode_id_for(target),
+                                                       source=str(target)).signature
             else:
-                from analogist.critic import Critic
-
-                critic_obj = Critic(cp)
-        if parametric:
-            pp = _provider("parametric")
-            if pp is None:
-                notes.append("parametric channel: " + _no_llm_reason())
-            else:
-                from analogist.parametric import propose_parametric
-
-                def par_fn(t: Any) -> Any:
-                    return propose_parametric(t, pp, k=3)
-        with _open_store(store) as m:
-            res = Retriever(m, namespace, params=RetrieveParams(k=k),
-                            embedder="auto").find(sig, critic=critic_obj, parametric=par_fn)
-        if notes:
-            res = replace(res, skipped=(*res.skipped, *notes))
+                sig = _load_target(target)
+            res = app.find(sig, k=k, critic=critic, parametric=parametric)
     except AnalogistError as e:
         _fail(str(e))
     if as_json:

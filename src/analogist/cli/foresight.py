@@ -17,10 +17,9 @@ from analogist.cli.base import (
     NAMESPACE_HELP,
     STORE_HELP,
     _fail,
-    _no_llm_reason,
     _open_store,
-    _provider,
     app,
+    make_app,
 )
 from analogist.errors import AnalogistError
 
@@ -32,37 +31,7 @@ foresight_app = typer.Typer(help="Foresight with historical analogies (seed 001,
 app.add_typer(foresight_app, name="foresight")
 
 
-def _foresight_params(rounds: int, per_round: int, carryover: int, pi: float | None,
-                      q: float | None, p: float | None, delta: float, min_fidelity: float,
-                      calibration: str) -> Any:
-    """Loop settings: the bundled calibration unless π, q or p is given or --calibration says
-    otherwise (``none`` or a calibration JSON file)."""
-    from analogist.foresight.calibrate import bundled_calibration, load_calibration
-    from analogist.foresight.confirm import ConfirmParams
-    from analogist.foresight.loop import ForesightParams
-
-    homogeneous = any(x is not None for x in (pi, q, p))
-    if homogeneous and calibration not in ("bundled", "none"):
-        raise AnalogistError("give either --calibration FILE or --pi/--q/--p, not both")
-    cal = None
-    if not homogeneous and calibration == "bundled":
-        cal = bundled_calibration("cana")
-    elif not homogeneous and calibration != "none":
-        cal = load_calibration(Path(calibration), "cana")
-    confirm = ConfirmParams(pi=0.5 if pi is None else pi, q=0.9 if q is None else q,
-                            p=0.2 if p is None else p, delta=delta)
-    return ForesightParams(rounds=rounds, per_round=per_round, carryover=carryover,
-                           min_fidelity=min_fidelity, confirm=confirm, calibration=cal)
-
-
-def _foresight_embedder() -> Any:
-    """The offline text embedder for MAC's text channel (numpy-only, bundled weights)."""
-    from analogist.index.embed import default_embedder
-
-    return default_embedder()
-
-
-def _resolve_target(target: str, corpus_path: Path | None) -> Any:
+def _resolve_target(target: str, corpus_path: Path | None, api: Any) -> Any:
     """(event, corpus): a path to an event file (read first, so its errors come first), or the
     id, name or alias of a corpus event."""
     from analogist.foresight.event import load_corpus, load_event
@@ -70,18 +39,9 @@ def _resolve_target(target: str, corpus_path: Path | None) -> Any:
     path = Path(target)
     if path.suffix.lower() in (".yaml", ".yml", ".json") or path.exists():
         ev = load_event(path)
-        return ev, load_corpus(corpus_path)
-    corpus = load_corpus(corpus_path)
-    ev = corpus.lookup(target)
-    if ev is None:
-        close = corpus.search(target)
-        if len(close) == 1:
-            return close[0], corpus
-        hint = (" — did you mean " + ", ".join(f"{e.event_id} ({e.name})" for e in close) + "?"
-                if close else " (see 'analogist foresight events')")
-        raise AnalogistError(f"{target!r} is neither an event file nor the id, name or alias of "
-                             f"an event in the corpus{hint}")
-    return ev, corpus
+        return ev, load_corpus(corpus_path) if corpus_path is not None else api.corpus()
+    corpus = load_corpus(corpus_path) if corpus_path is not None else api.corpus()
+    return api.resolve_event(target, corpus=corpus, use_store=False, files_too=True), corpus
 
 
 @foresight_app.command("brief")
@@ -101,12 +61,17 @@ def foresight_brief_command(
     namespace: str = typer.Option("default", "--namespace", help=NAMESPACE_HELP),
     out: Path | None = typer.Option(None, "--out", help="Write brief-<id>.md/.json/.png here."),
     as_json: bool = typer.Option(False, "--json", help="Print the brief as JSON only."),
+    embedding: bool = typer.Option(True, "--embedding/--no-embedding",
+                                   help="Use the offline text embedder as a MAC channel."),
     llm: bool = typer.Option(True, "--llm/--no-llm", help="Ask the configured LLM (if any) for "
                                                           "candidate analogies from its own "
                                                           "knowledge (labelled parametric)."),
-    rounds: int = typer.Option(3, "--rounds", min=0, help="R: reflection rounds after round 0."),
-    per_round: int = typer.Option(8, "--per-round", min=1, help="K: candidates per round."),
-    carryover: int = typer.Option(8, "--carryover", min=0, help="M: analogies carried over."),
+    rounds: int = typer.Option(3, "--rounds", min=0, max=10,
+                               help="R: reflection rounds after round 0."),
+    per_round: int = typer.Option(8, "--per-round", min=1, max=20,
+                                  help="K: candidates per round."),
+    carryover: int = typer.Option(8, "--carryover", min=0, max=20,
+                                  help="M: analogies carried over."),
     calibration: str = typer.Option("bundled", "--calibration",
                                     help="bundled (π per position and (q, p) per analogy "
                                          "strength, counted on the corpus's dev targets), "
@@ -124,45 +89,23 @@ def foresight_brief_command(
 ) -> None:
     """Find historical analogies for TARGET by mechanism and write the Structural Analogy
     Brief: predicted hidden factors with posteriors, invariants, limitations, uncertainties."""
+    from rich.progress import Progress
+
     from analogist.foresight.brief import brief_json, brief_markdown, write_brief
-    from analogist.foresight.event import event_from_signature
-    from analogist.foresight.loop import run_foresight
 
-    notes: list[str] = []
     try:
-        params = _foresight_params(rounds, per_round, carryover, pi, q, p, delta, min_fidelity,
-                                   calibration)
-        tev, corpus = _resolve_target(target, corpus_path)
-        tv = tev.at_cutoff(cutoff)
-        pool = [e for e in corpus.events if e.event_id != tev.event_id]
-        if store is not None:
-            if not store.exists():
-                raise AnalogistError("store file not found", source=str(store))
-            with _open_store(store) as m:
-                for row in m.list(namespace):
-                    ev = event_from_signature(row.signature)
-                    if ev is not None and ev.event_id not in {x.event_id for x in pool}:
-                        pool.append(ev)
-        gen = None
-        if llm:
-            prov = _provider("parametric")
-            if prov is None:
-                notes.append("parametric candidates: " + _no_llm_reason())
-            else:
-                from analogist.foresight.llm import ParametricGenerator
-
-                gen = ParametricGenerator(prov, corpus=corpus)
-        from rich.progress import Progress
-
-        with Progress(transient=True, disable=as_json) as bar:
-            task = bar.add_task("foresight rounds", total=rounds + 1)
-            res = run_foresight(tv, pool, params=params, corpus=corpus, generate=gen,
-                                progress=lambda i, n: bar.update(task, completed=i),
-                                embedder=_foresight_embedder())
-        if notes:
-            from dataclasses import replace
-
-            res = replace(res, skipped=(*res.skipped, *notes))
+        if store is not None and not store.exists():
+            raise AnalogistError("store file not found", source=str(store))
+        with make_app(store, namespace=namespace, llm=llm) as api:
+            params = api.foresight_params(rounds=rounds, per_round=per_round,
+                                          carryover=carryover, calibration=calibration, pi=pi,
+                                          q=q, p=p, delta=delta, min_fidelity=min_fidelity)
+            tev, corpus = _resolve_target(target, corpus_path, api)
+            with Progress(transient=True, disable=as_json) as bar:
+                task = bar.add_task("foresight rounds", total=rounds + 1)
+                res, _ = api.foresight(tev, cutoff=cutoff, params=params, corpus=corpus,
+                                       use_store=store is not None, embedding=embedding,
+                                       progress=lambda i, n: bar.update(task, completed=i))
         paths = write_brief(res, out) if out is not None else None
     except AnalogistError as e:
         _fail(str(e))
@@ -206,7 +149,7 @@ def foresight_show_command(
 ) -> None:
     """Show one event's decomposition: factors at positions, mechanisms, links, cutoff."""
     try:
-        ev, _ = _resolve_target(event, corpus_path)
+        ev, _ = _resolve_target(event, corpus_path, make_app())
     except AnalogistError as e:
         _fail(str(e))
     if as_json:

@@ -23,6 +23,17 @@ from analogist.errors import AnalogistError
 if TYPE_CHECKING:
     from analogist.description import Description
 
+def load_vocabulary(path: Path) -> Any:
+    """A vocabulary file: ``.vcb`` (the reference SME's format), ``.json`` or ``.yaml``."""
+    if path.suffix.lower() == ".vcb":
+        from analogist.sme.formats import read_vcb
+
+        return read_vcb(path)
+    from analogist.vocabulary import Vocabulary
+
+    return Vocabulary.load(path)
+
+
 # -- rendering -------------------------------------------------------------------------------
 
 def _sx(x: Any) -> str:
@@ -126,9 +137,7 @@ def map_command(
         else:
             if base is None or target is None:
                 _fail("expected BASE and TARGET files (or --example NAME; see --list-examples)")
-            from analogist.vocabulary import Vocabulary
-
-            vocabulary = Vocabulary.load(vocab) if vocab is not None else None
+            vocabulary = load_vocabulary(vocab) if vocab is not None else None
             b = load_description(base, vocabulary)
             t = load_description(target, vocabulary)
         from analogist.sme import match

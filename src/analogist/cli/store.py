@@ -20,6 +20,7 @@ from analogist.cli.base import (
     _with_store,
     app,
     default_store_path,
+    make_app,
 )
 from analogist.cli.encode import _encode_files
 from analogist.errors import AnalogistError
@@ -97,23 +98,13 @@ def add_command(
                                      source=where, field="episode_id")
             n_records += 1
             episode_ids.add(sig.episode_id)
-        embed_fn = None
-        if embed:
-            from analogist.index.embed import default_embedder
-            from analogist.retrieve import level_embeddings
-
-            embedder = default_embedder()
-
-            def embed_fn(sig: Any) -> Any:
-                return level_embeddings(sig, embedder)
-
-        with _open_store(store) as m, Progress(transient=True) as bar:
-            m.check_new(episode_ids, namespace=namespace)  # before anything is stored
+        with make_app(store, namespace=namespace, embeddings=embed) as api, \
+                Progress(transient=True) as bar:
+            api.memory().check_new(episode_ids, namespace=namespace)  # before anything is stored
             task = bar.add_task("adding", total=n_records)
-            ids = m.add_many((rec for _where, rec in records()), namespace=namespace,
-                             batch_size=batch_size,
-                             progress=lambda n: bar.update(task, completed=n), embed=embed_fn)
-            n_terms = _record_proposed(m, proposed, namespace) if proposed else 0
+            ids = api.add_many((rec for _where, rec in records()), batch_size=batch_size,
+                               progress=lambda n: bar.update(task, completed=n))
+            n_terms = _record_proposed(api.memory(), proposed, namespace) if proposed else 0
     except AnalogistError as e:
         _fail(str(e))
     typer.echo(f"added {len(ids)} episode(s) to namespace {namespace!r}"

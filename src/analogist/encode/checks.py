@@ -34,12 +34,12 @@ from analogist.errors import AnalogistError
 from analogist.llm.base import NO_LLM_REASON, LLMProvider, LLMResult, Message, Usage
 from analogist.llm.prompts import load_prompt, wrap_data
 from analogist.llm.schemas import check_desurface_schema, check_faithfulness_schema
+from analogist.stats import N_BOOT, bootstrap_ci
 
 __all__ = ["CheckResult", "Chooser", "EmbeddingJudge", "Guesser", "LLMJudge", "bootstrap_ci",
            "de_surfacing", "faithfulness"]
 
 N_DISTRACTORS = 5
-N_BOOT = 2000
 
 
 class Chooser(Protocol):
@@ -92,19 +92,6 @@ class CheckResult:
                 "chance": self.chance, "ci": list(self.ci) if self.ci else None,
                 "good": self.good, "skipped": self.skipped, "seed": self.seed,
                 "usage": self.usage, "items": [dict(x) for x in self.items]}
-
-
-def bootstrap_ci(correct: Sequence[bool], *, seed: int = 0, n_boot: int = N_BOOT,
-                 level: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of ``correct`` (seeded, deterministic)."""
-    x = np.asarray(correct, dtype=np.float64)
-    if x.size == 0:
-        raise AnalogistError("no items to bootstrap")
-    rng = np.random.default_rng(seed)
-    means = x[rng.integers(0, x.size, size=(n_boot, x.size))].mean(axis=1)
-    a = (1.0 - level) / 2.0
-    lo, hi = np.quantile(means, [a, 1.0 - a])
-    return (round(float(lo), 6), round(float(hi), 6))
 
 
 def _text(x: Any, where: str) -> str:

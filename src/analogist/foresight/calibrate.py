@@ -24,70 +24,24 @@ each arm is judged with the rates of its own selection rule.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
-from functools import lru_cache
-from importlib import resources
-from pathlib import Path
+from dataclasses import replace
 from typing import Any
 
 from analogist.errors import AnalogistError
+from analogist.foresight.calibration import (
+    STRENGTH_BINS,
+    Calibration,
+    bundled_calibration,
+    load_calibration,
+    strength_bin,
+)
+from analogist.foresight.evaluate import embed_corpus, loo_pool, surface_evidence
 from analogist.foresight.event import POSITIONS, Corpus, Event
+from analogist.foresight.loop import ForesightParams, run_foresight
 
 __all__ = ["STRENGTH_BINS", "Calibration", "bundled_calibration", "calibrate",
            "load_calibration", "strength_bin"]
-
-STRENGTH_BINS: tuple[str, ...] = ("m1", "m2", "m3")
-
-
-def strength_bin(mechanism_matches: int) -> str:
-    """The strength bin of an analogy with this many position-and-mechanism matches."""
-    return f"m{max(1, min(3, int(mechanism_matches)))}"
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """Calibrated per-position priors and per-bin (q, p) for one arm."""
-
-    arm: str
-    pi: dict[str, float]
-    rates: dict[str, tuple[float, float]]
-    counts: dict[str, Any] = field(default_factory=dict)
-    source: str = ""
-
-    def __post_init__(self) -> None:
-        for s, v in self.pi.items():
-            if s not in POSITIONS or not 0.0 < v < 1.0:
-                raise AnalogistError(f"calibration pi[{s!r}] must be a position with a value "
-                                     f"strictly between 0 and 1, got {v!r}", field="pi")
-        for b, (q, p) in self.rates.items():
-            if not (0.0 < p < q <= 1.0):
-                raise AnalogistError(f"calibration rates[{b!r}] need 0 < p < q <= 1, got "
-                                     f"q={q}, p={p}", field="rates")
-
-    def prior(self, position: str, default: float) -> float:
-        return self.pi.get(position, default)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"arm": self.arm, "pi": {k: round(v, 6) for k, v in sorted(self.pi.items())},
-                "rates": {k: [round(q, 6), round(p, 6)] for k, (q, p) in
-                          sorted(self.rates.items())},
-                "counts": self.counts, "source": self.source}
-
-    @classmethod
-    def from_json(cls, data: Any, *, source: str | None = None) -> Calibration:
-        if not isinstance(data, dict):
-            raise AnalogistError("a calibration must be a JSON object", source=source)
-        try:
-            return cls(arm=str(data["arm"]),
-                       pi={str(k): float(v) for k, v in data["pi"].items()},
-                       rates={str(k): (float(v[0]), float(v[1]))
-                              for k, v in data["rates"].items()},
-                       counts=dict(data.get("counts") or {}), source=str(data.get("source", "")))
-        except (KeyError, TypeError, ValueError, IndexError) as e:
-            raise AnalogistError(f"malformed calibration: {type(e).__name__}: {e}",
-                                 source=source) from None
 
 
 def _smooth(k: int, n: int) -> float:
@@ -114,9 +68,6 @@ def calibrate(corpus: Corpus, targets: Sequence[Event], *, params: Any = None,
               progress: Callable[[int, int], None] | None = None) -> Calibration:
     """Count π_s, q_b, p_b for ``arm`` ("cana" or "surface") on ``targets`` (see the module
     docstring). ``params`` are the loop's (their calibration is ignored)."""
-    from analogist.foresight.evaluate import loo_pool, surface_evidence
-    from analogist.foresight.loop import ForesightParams, run_foresight
-
     if arm not in ("cana", "surface"):
         raise AnalogistError(f"arm must be 'cana' or 'surface', got {arm!r}", field="arm")
     params = params or ForesightParams()
@@ -125,8 +76,6 @@ def calibrate(corpus: Corpus, targets: Sequence[Event], *, params: Any = None,
     xs: dict[str, list[int]] = {}
     vectors = queries = None
     if arm == "surface" or params.w_embedding > 0:
-        from analogist.foresight.evaluate import embed_corpus
-
         if embedder is None:
             from analogist.index.embed import default_embedder
 
@@ -167,26 +116,3 @@ def calibrate(corpus: Corpus, targets: Sequence[Event], *, params: Any = None,
         if progress is not None:
             progress(n + 1, len(targets))
     return _finish(arm, truth, xs, source)
-
-
-def load_calibration(path: str | Path, arm: str = "cana") -> Calibration:
-    """Load the calibration of ``arm`` from a JSON file ``{"cana": {...}, "surface": {...}}``."""
-    from analogist.io import load_structured
-
-    data = load_structured(path)
-    if not isinstance(data, dict) or arm not in data:
-        raise AnalogistError(f"no calibration for arm {arm!r}", source=str(path))
-    return Calibration.from_json(data[arm], source=str(path))
-
-
-@lru_cache(maxsize=4)
-def bundled_calibration(arm: str = "cana") -> Calibration | None:
-    """The calibration shipped with the corpus (``data/history/calibration.json``), or None
-    when the package carries none."""
-    f = resources.files("analogist") / "data" / "history" / "calibration.json"
-    if not f.is_file():
-        return None
-    data = json.loads(f.read_text(encoding="utf-8"))
-    if arm not in data:
-        return None
-    return Calibration.from_json(data[arm], source="bundled calibration.json")

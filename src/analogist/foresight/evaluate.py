@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from analogist.errors import AnalogistError
-from analogist.foresight.calibrate import Calibration
+from analogist.foresight.calibration import Calibration
 from analogist.foresight.confirm import posterior
 from analogist.foresight.event import Corpus, Event, TargetView, parse_date
 from analogist.foresight.filter import check_candidate, independence_groups
@@ -185,7 +185,7 @@ def summarize(rows: list[dict[str, Any]], arms: Sequence[str], *, seed: int = 0,
               n_boot: int = 2000) -> dict[str, Any]:
     """Micro recall/precision per arm with bootstrap CIs, and paired comparisons vs ``surface``
     (and ``cana`` vs ``single`` / ``cana_r0``)."""
-    from analogist.bench.parb.stats import mcnemar_from_outcomes, paired_bootstrap_ci
+    from analogist.stats import mcnemar_from_outcomes, paired_bootstrap_ci
 
     out: dict[str, Any] = {"n_targets": len(rows),
                            "n_hidden": int(sum(r["n_hidden"] for r in rows)), "arms": {}}

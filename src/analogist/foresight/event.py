@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -494,6 +495,16 @@ def event_from_signature(sig: Signature, *, provenance: str = "memory") -> Event
         return None
 
 
+def normalize_name(name: str) -> str:
+    """Lower-case, accents and punctuation removed, spaces collapsed, a leading article dropped."""
+    s = unicodedata.normalize("NFKD", name)
+    s = "".join(c for c in s if not unicodedata.combining(c)).lower()
+    s = re.sub(r"['’`]s\b", "", s)
+    s = re.sub(r"[^a-z0-9]+", " ", s).strip()
+    s = re.sub(r"^(the|a|an) ", "", s)
+    return s
+
+
 @dataclass(frozen=True)
 class Corpus:
     """A set of events with id, alias and part-of lookups."""
@@ -525,8 +536,6 @@ class Corpus:
 
     def lookup(self, name: str) -> Event | None:
         """The event whose id, name or alias equals ``name`` (case and punctuation folded)."""
-        from analogist.foresight.filter import normalize_name
-
         key = normalize_name(name)
         for e in self.events:
             if name.strip() == e.event_id or key in {normalize_name(n) for n in e.names()}:
@@ -536,8 +545,6 @@ class Corpus:
     def search(self, name: str, limit: int = 5) -> list[Event]:
         """Events whose id, name or aliases contain every content word of ``name`` (for
         suggestions when :meth:`lookup` finds nothing), best (fewest extra words) first."""
-        from analogist.foresight.filter import normalize_name
-
         words = {w for w in normalize_name(name).split() if w not in ("of", "the", "and")}
         if not words:
             return []

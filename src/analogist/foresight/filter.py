@@ -32,11 +32,10 @@ through names that resolve to corpus events.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from analogist.foresight.event import SCALES, Corpus, Event
+from analogist.foresight.event import SCALES, Corpus, Event, normalize_name
 
 __all__ = ["RULES", "Rejection", "check_candidate", "independence_groups", "is_generic_descriptor",
            "normalize_name"]
@@ -46,16 +45,6 @@ RULES: tuple[str, ...] = ("alias", "sub_event", "super_set", "generic_descriptor
 
 _STOP = {"the", "a", "an", "of", "in", "and", "on", "at", "to", "for", "s"}
 GENERIC_WORDS = frozenset(["crisis", "crises", "crash", "collapse", "panic", "bubble", "boom", "bust", "mania", "war", "wars", "conflict", "battle", "revolution", "revolutions", "uprising", "rebellion", "revolt", "protest", "protests", "riot", "riots", "coup", "pandemic", "epidemic", "outbreak", "recession", "depression", "downturn", "default", "financial", "economic", "banking", "bank", "banks", "currency", "debt", "fiscal", "monetary", "market", "markets", "stock", "civil", "political", "military", "social", "sovereign", "credit", "liquidity", "contagion", "shock", "shocks", "disaster", "accident", "failure", "failures", "scandal", "famine", "insurgency", "invasion", "occupation", "regime", "change", "succession", "assassination", "strike", "strikes", "movement", "unrest", "instability", "inflation", "hyperinflation", "deflation", "run", "runs", "bailout", "reform", "reforms", "great", "major", "global", "world", "regional", "local", "national", "international", "modern", "historical", "typical", "classic", "generic", "some", "any", "similar", "other", "event", "events", "case", "cases", "situation", "episode", "period", "era", "wave"])
-
-
-def normalize_name(name: str) -> str:
-    """Lower-case, accents and punctuation removed, spaces collapsed, a leading article dropped."""
-    s = unicodedata.normalize("NFKD", name)
-    s = "".join(c for c in s if not unicodedata.combining(c)).lower()
-    s = re.sub(r"['’`]s\b", "", s)
-    s = re.sub(r"[^a-z0-9]+", " ", s).strip()
-    s = re.sub(r"^(the|a|an) ", "", s)
-    return s
 
 
 def _content_words(name: str) -> frozenset[str]:

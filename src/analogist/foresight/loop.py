@@ -34,7 +34,7 @@ from typing import Any
 
 from analogist.errors import AnalogistError
 from analogist.foresight.align import Alignment, AlignParams, Hypothesis, align, compile_event
-from analogist.foresight.calibrate import Calibration, strength_bin
+from analogist.foresight.calibration import Calibration, bundled_calibration, strength_bin
 from analogist.foresight.confirm import ConfirmParams, Posterior, posterior
 from analogist.foresight.event import POSITIONS, Corpus, Event, TargetView, foresight_vocabulary
 from analogist.foresight.filter import RULES, Rejection, check_candidate, independence_groups
@@ -84,8 +84,6 @@ class ForesightParams:
     @classmethod
     def calibrated(cls, **kw: Any) -> ForesightParams:
         """These settings with the calibration bundled with the corpus (when there is one)."""
-        from analogist.foresight.calibrate import bundled_calibration
-
         kw.setdefault("calibration", bundled_calibration("cana"))
         return cls(**kw)
 

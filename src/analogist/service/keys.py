@@ -5,24 +5,23 @@ the row; the secret is 32 random bytes, URL-safe base64). At rest only an HMAC-S
 secret under a per-key random salt is kept, compared in constant time. Each key is bound to one
 or more namespaces; the server refuses (403) any request naming another namespace.
 
-The table ``api_keys`` is created here (``CREATE TABLE IF NOT EXISTS``) — the memory's own
-migrations (:mod:`analogist.memory.sqlite`) know nothing of it.
+The keys live in the store's ``api_keys`` table, which the memory owns
+(:meth:`~analogist.memory.sqlite.Memory.add_api_key` and its neighbours); this module knows the
+token format, the hashing and the namespace rules.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import re
 import secrets
-import sqlite3
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from analogist.errors import AnalogistError
+from analogist.memory.sqlite import Memory, StoreError
 
 __all__ = ["ApiKey", "KeyError_", "KeyStore", "TOKEN_PREFIX"]
 
@@ -30,19 +29,6 @@ TOKEN_PREFIX = "ak_"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 _NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}$")
 _TOKEN = re.compile(r"^ak_([0-9a-f]{16})\.([A-Za-z0-9_\-]{20,100})$")
-
-_DDL = (
-    """CREATE TABLE IF NOT EXISTS api_keys (
-        key_id TEXT PRIMARY KEY,
-        name TEXT NOT NULL UNIQUE,
-        salt BLOB NOT NULL,
-        digest BLOB NOT NULL,
-        namespaces TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        revoked_at TEXT
-    )""",
-)
-
 
 class KeyError_(AnalogistError):  # noqa: N801 - avoid shadowing the builtin KeyError
     """A bad key name, namespace, or an unknown key."""
@@ -76,21 +62,21 @@ def _digest(salt: bytes, secret: str) -> bytes:
 
 
 class KeyStore:
-    """The ``api_keys`` table of one SQLite file. One instance per thread (sqlite3
-    connections are not shared across threads)."""
+    """The API keys of one store, through the memory's key methods. One instance per thread
+    (SQLite connections belong to the thread that opened them)."""
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = str(path)
-        try:
-            self.conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-            self.conn.execute("PRAGMA busy_timeout = 30000")
-            for stmt in _DDL:
-                self.conn.execute(stmt)
-        except sqlite3.Error as e:
-            raise KeyError_(f"cannot open the key table: {e}", source=self.path) from None
+    def __init__(self, store: str | Path | Memory) -> None:
+        if isinstance(store, Memory):
+            self.memory, self._owned = store, False
+        else:
+            self.memory, self._owned = Memory.open(store), True
+        self.path = self.memory.path
+        self.conn = self.memory.conn
+        self.memory.ensure_service_tables()
 
     def close(self) -> None:
-        self.conn.close()
+        if self._owned:
+            self.memory.close()
 
     def __enter__(self) -> KeyStore:
         return self
@@ -109,27 +95,19 @@ class KeyStore:
         key_id = secrets.token_hex(8)
         secret = secrets.token_urlsafe(32)
         salt = secrets.token_bytes(16)
-        now = datetime.now(UTC).isoformat()
         try:
-            self.conn.execute(
-                "INSERT INTO api_keys(key_id, name, salt, digest, namespaces, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (key_id, name, salt, _digest(salt, secret), json.dumps(nss), now))
-        except sqlite3.IntegrityError:
-            raise KeyError_(f"a key named {name!r} already exists (revoke it first or pick "
-                            "another name)", field="name") from None
+            self.memory.add_api_key(key_id=key_id, name=name, salt=salt,
+                                    digest=_digest(salt, secret), namespaces=nss)
+        except StoreError as e:
+            raise KeyError_(e.message, field=e.field) from None
         return f"{TOKEN_PREFIX}{key_id}.{secret}"
 
     def list(self) -> list[ApiKey]:
-        rows = self.conn.execute("SELECT key_id, name, namespaces, created_at, revoked_at "
-                                 "FROM api_keys ORDER BY created_at, name").fetchall()
-        return [ApiKey(r[0], r[1], frozenset(json.loads(r[2])), r[3], r[4]) for r in rows]
+        return [ApiKey(r["key_id"], r["name"], frozenset(r["namespaces"]), r["created_at"],
+                       r["revoked_at"]) for r in self.memory.api_keys()]
 
     def revoke(self, name: str) -> None:
-        cur = self.conn.execute(
-            "UPDATE api_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL",
-            (datetime.now(UTC).isoformat(), name))
-        if cur.rowcount == 0:
+        if not self.memory.revoke_api_key(name):
             raise KeyError_(f"no active key named {name!r}", field="name")
 
     def verify(self, token: str | None) -> ApiKey | None:
@@ -139,21 +117,17 @@ class KeyStore:
         m = _TOKEN.match(token)
         if m is None:
             return None
-        row = self.conn.execute(
-            "SELECT key_id, name, salt, digest, namespaces, created_at, revoked_at "
-            "FROM api_keys WHERE key_id = ?", (m.group(1),)).fetchone()
-        if row is None or row[6] is not None:
+        row = self.memory.api_key(m.group(1))
+        if row is None or row["revoked_at"] is not None:
             return None
-        if not hmac.compare_digest(_digest(row[2], m.group(2)), row[3]):
+        if not hmac.compare_digest(_digest(row["salt"], m.group(2)), row["digest"]):
             return None
-        return ApiKey(row[0], row[1], frozenset(json.loads(row[4])), row[5], None)
+        return ApiKey(row["key_id"], row["name"], frozenset(row["namespaces"]),
+                      row["created_at"], None)
 
 
 def keys_add(store: str | Path, name: str, namespaces: list[str]) -> str:
     """``analogist keys add``: make a key; returns the token."""
-    from analogist.memory.sqlite import Memory
-
-    Memory.open(store).close()          # create / migrate the store first
     with KeyStore(store) as ks:
         return ks.add(name, namespaces)
 

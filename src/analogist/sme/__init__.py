@@ -10,7 +10,5 @@ from analogist.sme.engine import (
 )
 from analogist.sme.params import SMEParams
 
-Mapping = GlobalMapping
-
-__all__ = ["CandidateInference", "GlobalMapping", "Mapping", "MatchResult", "SMEParams",
+__all__ = ["CandidateInference", "GlobalMapping", "MatchResult", "SMEParams",
            "identity_score", "match"]

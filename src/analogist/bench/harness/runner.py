@@ -36,7 +36,6 @@ import contextlib
 import json
 import math
 import shutil
-import sqlite3
 import statistics
 import tempfile
 import time
@@ -45,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from analogist.errors import AnalogistError
+from analogist.memory.sqlite import copy_store
 
 from .associative import AssociativeRetriever, SearchResult, SurfaceRetriever
 from .goldset import CATEGORIES, GoldQuery, GoldSet, load_goldset
@@ -163,13 +163,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _copy_store(src: Path, dst: Path) -> None:
     """A consistent copy of a SQLite store (online backup; the source is only read)."""
-    if not src.is_file():
-        raise AnalogistError("store file not found", source=str(src))
-    try:
-        with sqlite3.connect(f"file:{src}?mode=ro", uri=True) as a, sqlite3.connect(dst) as b:
-            a.backup(b)
-    except sqlite3.DatabaseError as e:
-        raise AnalogistError(f"not a readable SQLite store: {e}", source=str(src)) from None
+    copy_store(src, dst)
 
 
 def run_goldset(gold: GoldSet, store: str | Path, retriever: str, *, runs: int = 1,

@@ -1,0 +1,133 @@
+"""Start-up cost of the ``analogist`` command: whole-process wall and CPU time, median of N runs.
+
+Each command runs as its own process (``python -m analogist ...``), so the numbers include the
+interpreter, the imports and the work. CPU time is the child's user + system time (from
+``os.wait4``). The baseline in the same run is the bare interpreter (``python -c pass``); with
+``--baseline-ref REF`` the same commands also run over that git ref's source tree (extracted with
+``git archive``, put first on ``PYTHONPATH``), so a change can be compared with its parent on the
+same machine at the same time.
+
+Commands: ``--help``; ``find`` of one casebook episode on a small store (the bundled casebook,
+without embeddings) with ``--no-critic``.
+
+    python benchmarks/cli_startup.py --runs 7 --baseline-ref main --out benchmarks/results/cli_startup.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from io import BytesIO
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_once(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall s, CPU s) of one process."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(argv)} exited with {proc.returncode}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def extract_ref(ref: str, dest: Path) -> Path:
+    """The ``src`` folder of git ref ``ref``, extracted under ``dest``."""
+    data = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "src"], check=True,
+                          capture_output=True).stdout
+    with tarfile.open(fileobj=BytesIO(data)) as tar:
+        tar.extractall(dest, filter="data")
+    return dest / "src"
+
+
+def make_store(tmp: Path) -> tuple[Path, Path]:
+    """A store of the bundled casebook (no embeddings) and one target signature file."""
+    from analogist.casebook import load_casebook
+    from analogist.memory.sqlite import Memory
+    from analogist.signature import dump_signature
+
+    entries = load_casebook()
+    store = tmp / "small.db"
+    with Memory.open(store) as m:
+        m.add_many([e.signature for e in entries[1:]], namespace="default")
+    target = tmp / "target.json"
+    target.write_text(dump_signature(entries[0].signature, "json"), encoding="utf-8")
+    return store, target
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--baseline-ref", default=None, help="A git ref to compare with.")
+    ap.add_argument("--out", type=Path, default=None, help="Write the results (JSON) here.")
+    args = ap.parse_args()
+    py = sys.executable
+    with tempfile.TemporaryDirectory() as tmp_:
+        tmp = Path(tmp_)
+        store, target = make_store(tmp)
+        base_env = {**os.environ, "ANALOGIST_LLM_BASE_URL": "", "ANALOGIST_LLM_MODEL": ""}
+        trees = {"this tree": base_env}
+        if args.baseline_ref:
+            src = extract_ref(args.baseline_ref, tmp / "ref")
+            trees[args.baseline_ref] = {**base_env, "PYTHONPATH": str(src)}
+        cases = {
+            "python -c pass": [py, "-c", "pass"],
+            "analogist --help": [py, "-m", "analogist", "--help"],
+            "analogist find (small store)": [py, "-m", "analogist", "find", str(target),
+                                             "--store", str(store), "--no-critic", "--json"],
+        }
+        rows = []
+        with Progress(transient=True) as bar:
+            task = bar.add_task("runs", total=args.runs * len(cases) * len(trees))
+            samples: dict[tuple[str, str], list[tuple[float, float]]] = {}
+            for _ in range(args.runs):      # interleaved, so load drifts hit every case alike
+                for tree, env in trees.items():
+                    for name, argv in cases.items():
+                        if name.startswith("python") and tree != "this tree":
+                            bar.advance(task)
+                            continue
+                        samples.setdefault((tree, name), []).append(run_once(argv, env))
+                        bar.advance(task)
+        for (tree, name), xs in samples.items():
+            rows.append({"tree": tree, "command": name, "runs": len(xs),
+                         "wall_s": statistics.median(w for w, _ in xs),
+                         "cpu_s": statistics.median(c for _, c in xs)})
+    floor = next(r for r in rows if r["command"] == "python -c pass")
+    table = Table(title=f"CLI start-up, median of {args.runs} runs")
+    for col in ("tree", "command", "wall s", "CPU s", "CPU / bare python"):
+        table.add_column(col)
+    for r in rows:
+        r["cpu_ratio_to_python"] = r["cpu_s"] / floor["cpu_s"] if floor["cpu_s"] else None
+        table.add_row(r["tree"], r["command"], f"{r['wall_s']:.3f}", f"{r['cpu_s']:.3f}",
+                      f"{r['cpu_ratio_to_python']:.1f}×" if r["cpu_ratio_to_python"] else "-")
+    if args.baseline_ref:
+        for r in rows:
+            if r["tree"] == "this tree" and not r["command"].startswith("python"):
+                ref = next(x for x in rows if x["tree"] == args.baseline_ref
+                           and x["command"] == r["command"])
+                r["cpu_ratio_to_ref"] = r["cpu_s"] / ref["cpu_s"]
+                r["wall_ratio_to_ref"] = r["wall_s"] / ref["wall_s"]
+    Console().print(table)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps({"runs": args.runs, "baseline_ref": args.baseline_ref,
+                                        "rows": rows}, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
