@@ -412,11 +412,16 @@ def _prepare(record: Any, features: Any = None, embeddings: Any = None) -> _Prep
     return _Prepared(sig, dump_signature(sig), feats, tuple(vectors))
 
 
+MAX_ID = 2 ** 63 - 1
+"""Largest integer SQLite stores (ids, limits, offsets, counts beyond it are refused)."""
+
+
 def _limit(value: Any, field: str, *, allow_none: bool = True) -> int:
     if value is None and allow_none:
         return -1
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise StoreError(f"expected a non-negative integer, got {value!r}"[:200], field=field)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_ID:
+        raise StoreError(f"expected an integer from 0 to {MAX_ID}, got {value!r}"[:200],
+                         field=field)
     return value
 
 
@@ -740,7 +745,7 @@ class Memory:
                              field="key")
         if isinstance(key, (int, np.integer)):
             row = self.conn.execute("SELECT id FROM signatures WHERE id = ? AND namespace = ?",
-                                    (int(key), ns)).fetchone()
+                                    (_limit(int(key), "key", allow_none=False), ns)).fetchone()
         elif isinstance(key, str):
             row = self.conn.execute(
                 "SELECT id FROM signatures WHERE episode_id = ? AND namespace = ?",
@@ -1199,7 +1204,8 @@ class Memory:
         rows = self.conn.execute(
             "SELECT id, plan_id, created_at, task, coverage, decision, status, instantiation, "
             f"success, steps, tokens FROM plan_uses WHERE namespace = ?{where} ORDER BY id",
-            (ns,) if plan_id is None else (ns, int(plan_id))).fetchall()
+            (ns,) if plan_id is None else
+            (ns, _limit(plan_id, "plan_id", allow_none=False))).fetchall()
         keys = ("id", "plan_id", "created_at", "task", "coverage", "decision", "status",
                 "instantiation", "success", "steps", "tokens")
         out = [dict(zip(keys, r, strict=True)) for r in rows]
@@ -1236,7 +1242,7 @@ class Memory:
             cur = c.execute(
                 "UPDATE schemas SET times_used = times_used + 1, "
                 "times_verified = times_verified + ? WHERE id = ? AND namespace = ?",
-                (int(bool(verified)), int(schema_id), ns))
+                (int(bool(verified)), _limit(schema_id, "schema_id", allow_none=False), ns))
             if cur.rowcount == 0:
                 raise NotFoundError(f"no schema {schema_id} in namespace {ns!r}"[:300],
                                     field="schema_id")

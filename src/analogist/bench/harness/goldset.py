@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from analogist.errors import AnalogistError
-from analogist.io import read_text
+from analogist.io import json_depth_check, read_text
 
 FORMAT = "analogist-goldset/1"
 CATEGORIES = ("exact_rare", "phrase", "paraphrase", "associative", "nonsense", "superseded",
@@ -754,11 +754,13 @@ def goldset_from_json(data: Any, source: str = "<gold set>") -> GoldSet:
 
 def read_json_file(path: str | Path, *, error: type[AnalogistError] = AnalogistError) -> Any:
     """Parse a harness JSON file (gold set or run result) read through
-    :func:`analogist.io.read_text` (size cap, UTF-8, no NUL); failures raise ``error`` naming
-    the file (and the line for malformed JSON)."""
+    :func:`analogist.io.read_text` (size cap, UTF-8, no NUL) and
+    :func:`analogist.io.json_depth_check` (nesting limit); failures raise ``error`` naming the
+    file (and the line for malformed or too deeply nested JSON)."""
     p = Path(path)
     try:
         text = read_text(p)
+        json_depth_check(text, source=str(p))
     except AnalogistError as e:
         raise error(e.message, source=str(p), line=e.line) from None
     try:
