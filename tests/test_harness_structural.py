@@ -11,47 +11,20 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from analogist.casebook import load_casebook
+from analogist.bench.harness.pairs import analogue_pair_store
 from analogist.cli import app
-from analogist.memory.sqlite import Memory
 
 runner = CliRunner()
-MECHANISMS = ("deadlock", "goodhart", "stale-copy", "retry-storm", "cascade", "masking",
-              "common-cause", "prio-inversion", "alarm-fatigue")
-
-
-def pair_store(path: Path) -> tuple[Path, dict[str, str]]:
-    """Per mechanism two episodes of different domains — the second not isomorphic to the
-    first (its last relation dropped, so no WL fingerprint is shared) — a decoy of the first
-    with its last causal edge reversed, and the casebook's surface decoys of either. Returns
-    the store and reversed decoy -> original."""
-    entries = load_casebook()
-    real = [e for e in entries if not e.is_decoy]
-    sigs: list[dict[str, Any]] = []
-    rev: dict[str, str] = {}
-    for mech in MECHANISMS:
-        a, b = [e for e in real if e.id.startswith(mech + "-")][:2]
-        sigs.append(a.signature.to_data())
-        d = b.signature.to_data()
-        d["relations"] = d["relations"][:-1]
-        sigs.append(d)
-        r = a.signature.to_data()
-        r["episode_id"] = "reversed-" + a.id
-        e = r["causal_chain"][-1]
-        r["causal_chain"][-1] = {**e, "cause": e["effect"], "effect": e["cause"]}
-        sigs.append(r)
-        rev[r["episode_id"]] = a.id
-    ids = {s["episode_id"] for s in sigs}
-    sigs += [e.signature.to_data() for e in entries if e.is_decoy and e.decoy_of in ids]
-    with Memory.open(path) as m:
-        m.add_many(sigs)
-    return path, rev
+MECHANISMS = ("deadlock", "proxy_optimisation", "stale_derived_copy", "retry_storm",
+              "shared_dependency_cascade", "masking_cause", "common_cause_redundancy",
+              "priority_inversion", "alarm_fatigue")
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     d = tmp_path_factory.mktemp("structural")
-    store, rev = pair_store(d / "pairs.db")
+    store = d / "pairs.db"
+    rev = analogue_pair_store(store, MECHANISMS)
     env = {"ANALOGIST_STORE": str(store)}
     gold = d / "gold.json"
     r = runner.invoke(app, ["eval", "build", "--out", str(gold)], env=env)   # no --store

@@ -87,8 +87,13 @@ def json_depth_check(text: str, *, source: str | None = None, max_depth: int = M
                      ) -> None:
     """Refuse JSON text whose arrays/objects nest deeper than ``max_depth``, naming the line,
     before any parser recurses into it (a scan over brackets outside strings; no recursion)."""
+    _bracket_depth_check(_JSON_TOKEN, text, source, max_depth)
+
+
+def _bracket_depth_check(tokens: re.Pattern[str], text: str, source: str | None,
+                         max_depth: int) -> None:
     depth, line = 0, 1
-    for m in _JSON_TOKEN.finditer(text):
+    for m in tokens.finditer(text):
         t = m.group()
         if t == "\n":
             line += 1
@@ -97,7 +102,7 @@ def json_depth_check(text: str, *, source: str | None = None, max_depth: int = M
             if depth > max_depth:
                 raise ParseError(f"nested deeper than {max_depth} levels of arrays/objects",
                                  source=source, line=line)
-        elif t in "]}":
+        elif t in "]}" and depth:
             depth -= 1
 
 
@@ -106,18 +111,7 @@ def _yaml_flow_depth_check(text: str, source: str | None) -> None:
     (its scanner is quadratic in the flow depth). Quotes are not tracked — an apostrophe in a
     plain scalar would derail that — so brackets inside strings count too; text needing 65
     unclosed brackets in a row is not a description."""
-    depth, line = 0, 1
-    for m in _YAML_BRACKET.finditer(text):
-        t = m.group()
-        if t == "\n":
-            line += 1
-        elif t in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise ParseError(f"nested deeper than {MAX_DEPTH} levels of arrays/objects",
-                                 source=source, line=line)
-        elif depth:
-            depth -= 1
+    _bracket_depth_check(_YAML_BRACKET, text, source, MAX_DEPTH)
 
 
 def check_depth(value: Any, *, source: str | None = None, max_depth: int = MAX_DEPTH,
