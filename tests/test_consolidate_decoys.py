@@ -95,3 +95,14 @@ def test_schema_summaries_come_from_the_schemas_own_relations() -> None:
         if s.signature.causal_chain:
             edges = {e.edge for e in s.signature.causal_chain}
             assert any(e in lv.L3 for e in edges)
+
+
+def test_a_reversed_edge_over_a_role_sme_leaves_unmapped_is_still_a_contradiction() -> None:
+    # the reversed last edge is the only place FLIGHT_COMPUTER occurs, so SME maps no role
+    # for it; the shared tag names the same role all the same
+    a = next(e.signature for e in load_casebook() if e.id == "prio-inversion-space-pathfinder")
+    d = reversed_edge(a, len(a.causal_chain) - 1)
+    rep = judge(a, d, vocab=VOCAB)
+    assert "FLIGHT_COMPUTER" not in rep.role_map
+    assert pair_contradictions(a, d, dict(rep.role_map), VOCAB)
+    assert induce_schemas([a, d], vocab=VOCAB)[0] == []

@@ -292,10 +292,17 @@ def pair_contradictions(a: Signature, b: Signature, role_map: dict[str, str],
     (a's role tags → b's): a causal edge reversed, or of the opposite kind or sign, between the
     projected atoms (when the other side does not also state it the same way — a feedback loop
     states both directions), or a binary non-commutative relation with its roles swapped. Both
-    directions are checked. Pure; predicate names compared through ``vocab``."""
+    directions are checked. A role tag both episodes have that ``role_map`` leaves unmapped on
+    both sides is taken to name the same role (SME maps no role that only occurs in unmatched
+    structure — exactly where a reversed edge sits). Pure; predicate names compared through
+    ``vocab``."""
     vocab = vocab if vocab is not None else default_signature_vocabulary()
     a, b = _sig(a, "a"), _sig(b, "b")
     rm = {x: y for x, y in role_map.items() if x in a.roles and y in b.roles}
+    taken = set(rm.values())
+    for r in sorted(set(a.roles) & set(b.roles)):   # a tag both sides share and SME left
+        if r not in rm and r not in taken:          # unmapped names the same role
+            rm[r] = r
     inv = {y: x for x, y in rm.items()}
     return list(dict.fromkeys([*_one_way(a, b, rm, vocab), *_one_way(b, a, inv, vocab)]))
 
