@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 import typer
 
 from analogist.cli.base import (
+    EXIT_BAD_INPUT,
     _fail,
     _no_llm_reason,
     _provider,
@@ -73,28 +75,51 @@ def bench_parb_command(
 @bench_app.command("external")
 def bench_external_command(
     name: str = typer.Argument(..., metavar="NAME",
-                               help="arn, analobench-t1, analobench-t2, storyanalogy, "
-                                    "parallelparc-mc, parallelparc-binary, rattermann or "
-                                    "historical."),
+                               help="arn, storyanalogy, parallelparc, analobench, rattermann, "
+                                    "historical — or all (PATH then holds one subfolder per "
+                                    "set)."),
     path: str = typer.Argument(..., metavar="PATH",
                                help="The set's file, or the folder holding its files."),
+    variant: str | None = typer.Option(None, "--variant",
+                                       help="Which file of a set with several (the error "
+                                            "lists the choices)."),
+    check: bool = typer.Option(False, "--check", help="Load and count items; score nothing."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON only."),
     limit: int | None = typer.Option(None, "--limit", min=1,
-                                     help="Evaluate a seeded subsample of this many items "
-                                          "(rows for ParallelPARC)."),
-    seed: int = typer.Option(0, "--seed", help="Subsampling, task-building and tie seed."),
+                                     help="Evaluate a seeded sample of this many items per "
+                                          "set."),
+    seed: int = typer.Option(0, "--seed", help="Sampling, task-building and tie seed."),
     details: str | None = typer.Option(None, "--details",
                                        help="Also write per-item outcomes and paired "
                                             "statistics (JSON) to this file."),
+    out: str | None = typer.Option(None, "--out",
+                                   help="all: the folder for report.md/.json/.png "
+                                        "(default: PATH/report)."),
 ) -> None:
-    """Run a public analogy benchmark through analogist's pipeline (deterministic encoder + SME)
-    and the surface baseline (embedding cosine); print accuracy (retrieval sets: MAP, MRR,
-    hit@k) per condition with n and chance. No downloads: PATH holds the set's files."""
+    """Score a public analogy benchmark, as its authors publish it, with analogist's embedded
+    default beside the surface baselines (embedder cosine, BM25): accuracy (retrieval: MAP,
+    recall@10) per cell with n and chance, paired McNemar per baseline. No downloads."""
     from analogist.bench.external import external_command
 
     try:
-        out = external_command(name, path, limit=limit, seed=seed, as_json=as_json,
-                               details=details)
+        if name == "all":
+            from analogist.bench.external.report import run_all
+
+            dest = Path(out) if out else Path(path) / "report"
+            rep = run_all(path, dest, seed=seed, limit=limit, check=check)
+            if as_json:
+                sys.stdout.write(json.dumps(rep, indent=1) + "\n")
+            else:
+                sys.stdout.write(f"wrote {dest}/report.md ({len(rep['sets'])} files, "
+                                 f"{len(rep['results'])} scored, {len(rep['errors'])} "
+                                 f"not loaded)\n")
+                for e in rep["errors"]:
+                    typer.echo(f"error: {e}", err=True)
+            if rep["errors"] and not rep["sets"]:
+                raise typer.Exit(EXIT_BAD_INPUT)
+            return
+        text = external_command(name, path, variant=variant, limit=limit, seed=seed,
+                                check=check, as_json=as_json, details=details)
     except AnalogistError as e:
         _fail(str(e))
-    sys.stdout.write(out)
+    sys.stdout.write(text)
