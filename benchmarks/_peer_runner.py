@@ -16,7 +16,8 @@ Description.
 stdout (JSON)::
 
     {"package": "structuremappingmemory", "version": "...",
-     "results": [{"name": "...", "median_s": 0.001, "min_s": ..., "reps": 200, "score": 11.4,
+     "results": [{"name": "...", "median_s": 0.001, "min_s": ..., "cpu_median_s": ...,
+                  "cpu_min_s": ..., "reps": 200, "score": 11.4,
                   "entity_pairs": [["beaker", "coffee"], ...], "error": null}]}
 """
 
@@ -52,14 +53,19 @@ def run_case(case: dict[str, Any], reps: int, warmup: int, canon: Canonicalizer)
         for _ in range(warmup):
             gmap = match_cases(base, target, canon=canon)
         times = []
+        cpu = []
         for _ in range(reps):
+            c0 = time.process_time()
             t0 = time.perf_counter()
             gmap = match_cases(base, target, canon=canon)
             times.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
         assert gmap is not None
         out.update(
             median_s=statistics.median(times),
             min_s=min(times),
+            cpu_median_s=statistics.median(cpu),
+            cpu_min_s=min(cpu),
             reps=reps,
             score=gmap.score,
             normalized_score=gmap.normalized_score,

@@ -30,20 +30,21 @@ def main() -> None:
     db, mode, batches, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     stall_batch = int(sys.argv[5]) if len(sys.argv) > 5 else -1
     stall_s = float(sys.argv[6]) if len(sys.argv) > 6 else 0.0
-    state = {"batch": 0, "n": 0}
+    state = {"batch": 0}
 
     class Stalling(Memory):
-        def _insert(self, p: Any, namespace: str, now: str) -> int:
-            sid = super()._insert(p, namespace, now)
-            state["n"] += 1
-            if mode == "stall" and state["batch"] == stall_batch and state["n"] == size // 2:
-                print("inside", flush=True)
-                time.sleep(stall_s)
-            return sid
+        def _insert_batch(self, batch: Any, namespace: str, now: str) -> list[int]:
+            if mode != "stall" or state["batch"] != stall_batch:
+                return super()._insert_batch(batch, namespace, now)
+            # half the batch written inside its transaction, then stop there
+            sids = super()._insert_batch(batch[: size // 2], namespace, now)
+            print("inside", flush=True)
+            time.sleep(stall_s)
+            return sids + super()._insert_batch(batch[size // 2:], namespace, now)
 
     with Stalling.open(db) as mem:
         for b in range(batches):
-            state["batch"], state["n"] = b, 0
+            state["batch"] = b
             mem.add_many([record(b, i) for i in range(size)], namespace="w", batch_size=size)
             print(f"committed {b}", flush=True)
 

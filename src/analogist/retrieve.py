@@ -24,19 +24,21 @@ would, the other acceptances deserve less trust (seed 000 §8). Every call write
 
 from __future__ import annotations
 
-import json
-import re
+import logging
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from contextlib import nullcontext, suppress
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from analogist.description import Description
 from analogist.errors import AnalogistError
-from analogist.index.content import ContentIndex
-from analogist.index.features import extract_features
+from analogist.index.ann import AnnParams, HnswChannel, ann_available
+from analogist.index.content import ContentIndex, ContentIndexError
+from analogist.index.features import extract_features, surface_tokens, surface_tokens_of_data
+from analogist.index.mac import MacIndex, index_root
 from analogist.judge import AnalogyReport, JudgeParams, judge_mapping, self_score
 from analogist.memory.sqlite import Memory, StoredEpisode
 from analogist.signature import (
@@ -49,6 +51,13 @@ from analogist.sme import match
 from analogist.vocabulary import Vocabulary
 
 LEVEL_CHANNELS = ("L1", "L2", "L3")
+COMPILED_CACHE = 4096
+"""Compiled episodes a retriever keeps (least recently used ones are dropped)."""
+
+_log = logging.getLogger("analogist.retrieve")
+
+__all__ = ["COMPILED_CACHE", "DecoyProbe", "FindResult", "Hit", "LEVEL_CHANNELS",
+           "RetrieveParams", "Retriever", "level_embeddings", "surface_tokens"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +77,11 @@ class RetrieveParams:
             namespace is larger than ``exhaustive_probe_limit``.
         exhaustive_probe_limit: up to this many episodes the probe compares surfaces with all.
         judge: the judge's parameters.
+        embedding_ann: score the embedding channel over an approximate (HNSW) index instead of
+            every row, for channels with at least ``ann_min_rows`` vectors — a departure from
+            exact MAC, off by default (see :mod:`analogist.index.ann`; needs the ``ann`` extra).
+        ann_min_rows: the channel size from which ``embedding_ann`` applies.
+        ann: the HNSW settings.
     """
 
     k: int = 5
@@ -80,9 +94,14 @@ class RetrieveParams:
     probe_pool: int = 200
     exhaustive_probe_limit: int = 2000
     judge: JudgeParams = field(default_factory=JudgeParams)
+    embedding_ann: bool = False
+    ann_min_rows: int = 50_000
+    ann: AnnParams = field(default_factory=AnnParams)
 
     def __post_init__(self) -> None:
-        for name in ("k", "shortlist", "probe_pool", "exhaustive_probe_limit"):
+        if not isinstance(self.embedding_ann, bool):
+            raise AnalogistError("embedding_ann must be a boolean", field="embedding_ann")
+        for name in ("k", "shortlist", "probe_pool", "exhaustive_probe_limit", "ann_min_rows"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise AnalogistError(f"{name} must be a positive integer", field=name)
@@ -194,19 +213,6 @@ class FindResult:
         return "\n".join(out).rstrip()
 
 
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-def surface_tokens(sig: Signature) -> set[str]:
-    """Words of an episode's surface: domain, entity names and the concrete L0 narrative."""
-    return _content_words(" ".join([sig.surface.domain or "", *sig.surface.entities,
-                                    sig.levels.L0 or ""]))
-
-
-def _content_words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if len(w) > 2}
-
-
 def level_embeddings(sig: Signature, embedder: Any) -> dict[str, np.ndarray]:
     """The abstract-level embeddings of one episode (channel → vector); levels it lacks are
     skipped, never faked."""
@@ -222,16 +228,35 @@ def level_embeddings(sig: Signature, embedder: Any) -> dict[str, np.ndarray]:
 
 def _surface_tokens_of(data: dict[str, Any]) -> set[str]:
     """:func:`surface_tokens` of a stored signature's JSON, without validating it again."""
-    surface = data.get("surface") or {}
-    levels = data.get("levels") or {}
-    return _content_words(" ".join([str(surface.get("domain") or ""),
-                                    *(str(x) for x in surface.get("entities") or []),
-                                    str(levels.get("L0") or "")]))
+    return surface_tokens_of_data(data)
+
+
+def _top(scores: np.ndarray, k: int, *, positive: bool) -> np.ndarray:
+    """Positions of the ``k`` best ``scores``, best first, ties by position ascending (rows are
+    in id order, so by id); only positive scores when ``positive``. A partial sort
+    (``np.partition``) finds the k-th value; only the rows at or above it are sorted."""
+    n = len(scores)
+    if n == 0 or k <= 0:
+        return np.zeros(0, dtype=np.int64)
+    if k < n:
+        kth = np.partition(scores, n - k)[n - k]
+        cand = np.flatnonzero(scores >= kth)
+    else:
+        cand = np.arange(n, dtype=np.int64)
+    if positive:
+        cand = cand[scores[cand] > 0]
+    return cand[np.lexsort((cand, -scores[cand]))[:k]]
 
 
 class Retriever:
-    """MAC/FAC over one namespace of a memory. Keeps per-namespace caches, rebuilt when the
-    namespace changes (row count or highest id)."""
+    """MAC/FAC over one namespace of a memory.
+
+    Stage 1 runs over a :class:`~analogist.index.mac.MacIndex` kept in step with the store by its
+    generation counter (:meth:`Memory.generation`): a new process loads the copy saved beside the
+    store (``<store>.mac/``) and appends the rows written since; a copy that is unreadable, of
+    another store, or stale after episodes were changed or deleted is rebuilt from the store with
+    a one-line note (logged on ``analogist.retrieve`` and kept in :attr:`notes`). Compiled
+    episodes are cached (:data:`COMPILED_CACHE`) until an episode is changed or deleted."""
 
     def __init__(self, memory: Memory, namespace: str = "default", *,
                  vocab: Vocabulary | None = None, params: RetrieveParams | None = None,
@@ -244,58 +269,140 @@ class Retriever:
         self.params = params or RetrieveParams()
         self.embedder = embedder  # an Embedder, None (channel off) or "auto" (see refresh)
         self.log = log
-        self._generation: tuple[int, int] | None = None
-        self._content: ContentIndex | None = None
-        self._fp_codes: np.ndarray = np.zeros(0, dtype=np.int64)
-        self._fp_index: dict[str, int] = {}
+        #: one-line notes about the saved index (rebuilt, not saved), oldest first
+        self.notes: list[str] = []
+        self._state: tuple[int, int] | None = None
+        self._index: MacIndex | None = None
+        # channel → (row positions in the index, matrix of those rows' vectors)
         self._embeddings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._ann: dict[str, HnswChannel] = {}
         self._compiled: OrderedDict[int, tuple[StoredEpisode, Description, float]] = \
             OrderedDict()
+        self._checked: dict[int, int] = {}  # id → generation its cached head was read at
+        self._schemas: list[tuple[int, str, Signature, Description]] | None = None
+        self._surfaces: dict[int, frozenset[str]] | None = None
 
     # -- caches ------------------------------------------------------------------------------
-    def _current_generation(self) -> tuple[int, int]:
-        row = self.memory.conn.execute(
-            "SELECT COUNT(*), COALESCE(MAX(id), 0) FROM signatures WHERE namespace = ?",
-            (self.namespace,)).fetchone()
-        sup = self.memory.conn.execute(
-            "SELECT COUNT(*) FROM signatures WHERE namespace = ? AND superseded_by IS NOT NULL",
-            (self.namespace,)).fetchone()
-        return (int(row[0]), int(row[1]) * 1_000_003 + int(sup[0]))
+    def _note(self, text: str) -> None:
+        self.notes.append(text)
+        _log.warning("analogist: %s", text)
 
     def refresh(self) -> None:
-        gen = self._current_generation()
-        if gen == self._generation:
+        """Bring the caches up to date with the namespace (one small read when unchanged)."""
+        state = self.memory.generation(self.namespace)
+        if state == self._state:
             return
-        self._content = _stream_content_index(self.memory, self.namespace)
-        # fingerprints as integer codes aligned with the content index's rows
-        self._fp_index = {}
-        code_of_id: dict[int, int] = {}
-        for fp, members in self.memory.fingerprint_groups(self.namespace).items():
-            code = self._fp_index.setdefault(fp, len(self._fp_index))
-            for i in members:
-                code_of_id[i] = code
-        self._fp_codes = np.fromiter((code_of_id.get(int(i), -1) for i in self._content.ids),
-                                     dtype=np.int64, count=len(self._content.ids))
-        self._embeddings = {}
-        if self.embedder == "auto":
-            # use the default embedder when (and only when) the namespace has level embeddings
-            has = self.memory.conn.execute(
-                "SELECT 1 FROM sig_vectors v JOIN signatures s ON s.id = v.signature_id "
-                "WHERE s.namespace = ? AND v.channel IN ('L1', 'L2', 'L3') LIMIT 1",
-                (self.namespace,)).fetchone()
-            if has:
-                from analogist.index.embed import default_embedder
+        conn = self.memory.conn
+        with self.memory.snapshot() if not conn.in_transaction else nullcontext():
+            state = self.memory.generation(self.namespace)
+            rewritten = self._state is None or state[1] != self._state[1]
+            self._index = self._current_index(state)
+            self._embeddings = {}
+            if self.embedder == "auto":
+                # the default embedder when (and only when) the namespace has level embeddings
+                if self.memory.has_embeddings(LEVEL_CHANNELS, self.namespace):
+                    from analogist.index.embed import default_embedder
 
-                self.embedder = default_embedder()
-            else:
-                self.embedder = None
-        if self.embedder is not None:
-            for ch in LEVEL_CHANNELS:
-                eids, mat = self.memory.embeddings(ch, self.namespace)
-                if len(eids):
-                    self._embeddings[ch] = (np.asarray(eids, dtype=np.int64), mat)
-        self._compiled.clear()
-        self._generation = gen
+                    self.embedder = default_embedder()
+                else:
+                    self.embedder = None
+            if self.embedder is not None:
+                ids = self._index.ids
+                for ch in LEVEL_CHANNELS:
+                    eids, mat = self.memory.embeddings(ch, self.namespace)
+                    if len(eids) and len(ids):
+                        e = np.asarray(eids, dtype=np.int64)
+                        rows = np.minimum(np.searchsorted(ids, e), len(ids) - 1)
+                        ok = ids[rows] == e
+                        self._embeddings[ch] = (rows[ok], mat[ok])
+            self._ann = self._ann_channels()
+        if rewritten:
+            self._compiled.clear()
+            self._checked.clear()
+        self._schemas = None
+        self._surfaces = None
+        self._state = state
+
+    def _ann_channels(self) -> dict[str, HnswChannel]:
+        """HNSW indexes of the channels large enough, when asked for (built per refresh)."""
+        p = self.params
+        big = {ch: v for ch, v in self._embeddings.items() if len(v[0]) >= p.ann_min_rows}
+        if not p.embedding_ann or not big:
+            return {}
+        if not ann_available():
+            self._note("embedding_ann is set but the HNSW library is not installed "
+                       "(pip install 'analogist[ann]'); the embedding channel stays exact")
+            return {}
+        return {ch: HnswChannel(rows, mat, p.ann) for ch, (rows, mat) in big.items()}
+
+    def _current_index(self, state: tuple[int, int]) -> MacIndex:
+        """The stage-1 index at ``state``: the one in hand or the saved one, with the rows
+        added since appended; rebuilt when neither can be trusted. Saved when it was built or
+        has grown by more than a 64th since it was last saved."""
+        mem, ns = self.memory, self.namespace
+        root = index_root(mem.path)
+        store_id = mem.store_id()
+        idx, from_disk = self._index, False
+        if idx is None and root is not None:
+            try:
+                idx, from_disk = MacIndex.load(root, ns, store_id), True
+            except ContentIndexError as e:
+                self._note(f"the saved index of namespace {ns!r} was not used ({e}); "
+                           "rebuilding it from the store")
+        if idx is not None and idx.rewrites != state[1]:
+            if from_disk:
+                self._note(f"the saved index of namespace {ns!r} is stale (episodes were "
+                           "changed or deleted since it was saved); rebuilding it")
+            idx = None
+        if idx is not None:
+            idx.append(state, mem.content_matrix(ns, after_id=idx.max_id))
+            if from_disk and (len(idx), idx.max_id) != mem.extent(ns):
+                self._note(f"the saved index of namespace {ns!r} does not match the store; "
+                           "rebuilding it")
+                idx = None
+        if idx is None:
+            idx = MacIndex.build(ns, store_id, state, mem.content_matrix(ns))
+        grown = len(idx) - idx.saved_rows
+        if root is not None and len(idx) and (idx.saved_rows == 0 or grown > len(idx) // 64):
+            try:
+                idx.save(root)
+            except OSError as e:
+                self._note(f"could not save the index of namespace {ns!r}: {e.strerror or e}")
+        return idx
+
+    def _prefetch(self, sids: list[int]) -> None:
+        """Read the shortlist's episodes in one query (compiling those not cached) and the
+        current supersession of the cached ones."""
+        gen = self._state[0] if self._state is not None else 0
+        misses = [s for s in sids if s not in self._compiled]
+        stale = [s for s in sids if s in self._compiled and self._checked.get(s) != gen]
+        if misses:
+            for sid, ep in self.memory.get_many(misses, self.namespace).items():
+                # one that does not compile is reported by FAC, which reads it again
+                with suppress(AnalogistError):
+                    self._remember(sid, ep, gen)
+        if stale:
+            heads = self.memory.heads(stale, self.namespace)
+            for sid in stale:
+                head = heads.get(sid)
+                if head is None:  # deleted meanwhile: read it again (and fail) on use
+                    self._compiled.pop(sid, None)
+                    continue
+                ep, desc, total = self._compiled[sid]
+                if ep.superseded_by != head[1]:
+                    self._compiled[sid] = (replace(ep, superseded_by=head[1]), desc, total)
+                self._checked[sid] = gen
+
+    def _remember(self, sid: int, ep: StoredEpisode, gen: int
+                  ) -> tuple[StoredEpisode, Description, float]:
+        desc = compile_signature(ep.signature, self.vocab)
+        entry = (ep, desc, self_score(desc, self.params.judge.sme))
+        self._compiled[sid] = entry
+        self._checked[sid] = gen
+        while len(self._compiled) > COMPILED_CACHE:
+            old, _e = self._compiled.popitem(last=False)
+            self._checked.pop(old, None)
+        return entry
 
     def _episode(self, sid: int) -> tuple[StoredEpisode, Description, float]:
         got = self._compiled.get(sid)
@@ -305,26 +412,21 @@ class Retriever:
         ep = self.memory.get(sid, self.namespace)
         if ep is None:
             raise AnalogistError(f"episode {sid} vanished from namespace {self.namespace!r}")
-        desc = compile_signature(ep.signature, self.vocab)
-        entry = (ep, desc, self_score(desc, self.params.judge.sme))
-        self._compiled[sid] = entry
-        if len(self._compiled) > 4096:
-            self._compiled.popitem(last=False)
-        return entry
+        return self._remember(sid, ep, self._state[0] if self._state is not None else 0)
 
     # -- stage 1 -----------------------------------------------------------------------------
     def mac(self, target: Signature) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray],
                                                list[str]]:
         """Stage 1 over every episode: ``(ids, fused, per-channel scores, skipped notes)``."""
         self.refresh()
-        assert self._content is not None
+        idx = self._index
+        assert idx is not None
         p = self.params
-        ids = self._content.ids.astype(np.int64)
+        ids = idx.ids
         skipped: list[str] = []
         feats = extract_features(target)
-        channels: dict[str, np.ndarray] = {"content": self._content.scores(feats.content)}
-        code = self._fp_index.get(feats.fingerprint, -2)
-        fp = (self._fp_codes == code).astype(np.float64)
+        channels: dict[str, np.ndarray] = {"content": idx.content.scores(feats.content)}
+        fp = (idx.fp_codes == idx.fingerprint_code(feats.fingerprint)).astype(np.float64)
         channels["fingerprint"] = fp
         fused = p.w_content * channels["content"] + p.w_fingerprint * fp
         if self.embedder is None:
@@ -343,15 +445,16 @@ class Retriever:
                 qv = self.embedder.embed([texts[ch] for ch in used])
                 emb = np.zeros(len(ids), dtype=np.float64)
                 cnt = np.zeros(len(ids), dtype=np.float64)
-                pos_of = {int(x): j for j, x in enumerate(ids)}
                 for ch, q in zip(used, qv, strict=True):
-                    eids, mat = self._embeddings[ch]
-                    sims = mat @ q.astype(np.float32)
-                    rows = np.fromiter((pos_of.get(int(x), -1) for x in eids), dtype=np.int64,
-                                       count=len(eids))
-                    ok = rows >= 0
-                    np.add.at(emb, rows[ok], sims[ok])
-                    np.add.at(cnt, rows[ok], 1.0)
+                    rows, mat = self._embeddings[ch]
+                    ann = self._ann.get(ch)
+                    if ann is None:
+                        sims = mat @ q.astype(np.float32)
+                        np.add.at(emb, rows, sims)
+                    else:  # approximate: only the k nearest rows score (see index.ann)
+                        near, sims = ann.search(q)
+                        np.add.at(emb, near, sims)
+                    np.add.at(cnt, rows, 1.0)
                 emb = np.divide(emb, cnt, out=np.zeros_like(emb), where=cnt > 0)
                 channels["embedding"] = emb
                 fused = fused + p.w_embedding * emb
@@ -380,17 +483,14 @@ class Retriever:
         target_desc = compile_signature(target, self.vocab)
         target_total = self_score(target_desc, p.judge.sme)
 
-        order = np.lexsort((ids, -fused))
-        short = [int(ids[j]) for j in order[: p.shortlist] if fused[j] > 0]
+        short = [(int(ids[j]), int(j)) for j in _top(fused, p.shortlist, positive=True)]
         hits: list[Hit] = []
         hits += self._schema_hits(target, target_desc, target_total)
-        pos_of = {int(x): j for j, x in enumerate(ids)}
-        for sid in short:
+        self._prefetch([sid for sid, _j in short])
+        for sid, j in short:
             try:
-                hits.append(self._fac(sid, target, target_desc, target_total,
-                                      float(fused[pos_of[sid]]),
-                                      {name: float(v[pos_of[sid]])
-                                       for name, v in channels.items()}))
+                hits.append(self._fac(sid, target, target_desc, target_total, float(fused[j]),
+                                      {name: float(v[j]) for name, v in channels.items()}))
             except AnalogistError as e:
                 # one unreadable episode must not take every query down with it
                 skipped.append(f"episode {sid}: {e}")
@@ -478,14 +578,17 @@ class Retriever:
     def _schema_hits(self, target: Signature, target_desc: Description,
                      target_total: float) -> list[Hit]:
         """Schema-first lookup: induced schemas that validate as signatures are mapped first."""
+        if self._schemas is None:
+            self._schemas = []
+            for row in self.memory.schemas(self.namespace):
+                try:
+                    sig = validate_signature(row.get("description"))
+                except AnalogistError:
+                    continue
+                self._schemas.append((int(row["id"]), str(row.get("name")), sig,
+                                      compile_signature(sig, self.vocab)))
         out = []
-        for row in self.memory.schemas(self.namespace):
-            data = row.get("description")
-            try:
-                sig = validate_signature(data)
-            except AnalogistError:
-                continue
-            desc = compile_signature(sig, self.vocab)
+        for schema_id, name, sig, desc in self._schemas:
             res = match(desc, target_desc, self.params.judge.sme)
             best = res.best
             sme = best.score if best is not None else 0.0
@@ -493,36 +596,34 @@ class Retriever:
             if norm < self.params.min_score:
                 continue
             report = judge_mapping(sig, target, desc, target_desc, res, params=self.params.judge)
-            out.append(Hit(-int(row["id"]), f"schema:{row.get('name')}", norm, sme, 0.0, {},
-                           None, report, schema=True))
+            out.append(Hit(-schema_id, f"schema:{name}", norm, sme, 0.0, {}, None, report,
+                           schema=True))
         return out
 
     def _probe(self, target: Signature, target_desc: Description, target_total: float,
                ids: np.ndarray, fused: np.ndarray, accepted: set[int]) -> DecoyProbe | None:
         """Map the most surface-similar episode not accepted; would the judge take it?"""
         p = self.params
-        if len(ids) <= p.exhaustive_probe_limit:
-            pool = [int(x) for x in ids]
-        else:
-            order = np.lexsort((ids, -fused))
-            pool = [int(ids[j]) for j in order[: p.probe_pool]]
         tt = surface_tokens(target)
         if not tt:
             return None
+        if len(ids) <= p.exhaustive_probe_limit:
+            if self._surfaces is None:  # small namespace: every surface, kept per generation
+                self._surfaces = self.memory.surface_words(None, self.namespace)
+            words = self._surfaces
+            pool = [int(x) for x in ids]
+        else:
+            pool = [int(ids[j]) for j in _top(fused, p.probe_pool, positive=False)]
+            words = self.memory.surface_words([s for s in pool if s not in accepted],
+                                              self.namespace)
         best: tuple[float, int] | None = None
-        pool = [sid for sid in pool if sid not in accepted]
-        for start in range(0, len(pool), 500):
-            chunk = pool[start:start + 500]
-            rows = self.memory.conn.execute(
-                f"SELECT id, json FROM signatures WHERE namespace = ? AND id IN "
-                f"({','.join('?' * len(chunk))})", (self.namespace, *chunk)).fetchall()
-            for sid, text in rows:
-                st = _surface_tokens_of(json.loads(text))
-                if not st:
-                    continue
-                sim = len(tt & st) / len(tt | st)
-                if best is None or sim > best[0] or (sim == best[0] and sid < best[1]):
-                    best = (sim, int(sid))
+        for sid in pool:
+            st = words.get(sid)
+            if not st or sid in accepted:
+                continue
+            sim = len(tt & st) / len(tt | st)
+            if best is None or sim > best[0] or (sim == best[0] and sid < best[1]):
+                best = (sim, sid)
         if best is None or best[0] <= 0:
             return None
         try:
@@ -536,30 +637,8 @@ class Retriever:
 def _stream_content_index(memory: Memory, namespace: str) -> ContentIndex:
     """The namespace's content index, built by streaming its rows into CSR arrays (one row's
     counts in memory at a time, so a million episodes do not become a million dicts)."""
-    from array import array
-
-    ids = array("q")
-    indptr = array("q", [0])
-    indices = array("q")
-    counts = array("d")
-    names: dict[str, int] = {}
-    cur = memory.conn.execute(
-        "SELECT s.id, v.data FROM signatures s JOIN sig_vectors v ON v.signature_id = s.id "
-        "WHERE s.namespace = ? AND v.channel = 'content' ORDER BY s.id", (namespace,))
-    for sid, data in cur:
-        row = json.loads(data)
-        cols = sorted((names.setdefault(k, len(names)), float(v)) for k, v in row.items())
-        for c, v in cols:
-            indices.append(c)
-            counts.append(v)
-        ids.append(int(sid))
-        indptr.append(len(indices))
-    return ContentIndex.from_arrays(np.frombuffer(ids, dtype=np.int64) if ids else [],
-                                    list(names), np.frombuffer(indptr, dtype=np.int64),
-                                    np.frombuffer(indices, dtype=np.int64) if indices else
-                                    np.zeros(0, dtype=np.int64),
-                                    np.frombuffer(counts, dtype=np.float64) if counts else
-                                    np.zeros(0, dtype=np.float64))
+    m = memory.content_matrix(namespace)
+    return ContentIndex.from_arrays(m.ids, m.names, m.indptr, m.indices, m.counts)
 
 
 def _superseded_below_replacements(hits: list[Hit]) -> list[Hit]:
@@ -580,8 +659,6 @@ def _superseded_below_replacements(hits: list[Hit]) -> list[Hit]:
 
 def _no_transfer(h: Hit) -> Hit:
     """Under "no match" nothing transfers: the report stays, the conclusions are withheld."""
-    from dataclasses import replace
-
     from analogist.judge import Conclusion
 
     concl = tuple(c if c.status != "transfer" else

@@ -17,7 +17,6 @@ from analogist.cli.base import (
     STORE_HELP,
     _fail,
     _open_store,
-    _records,
     _with_store,
     app,
     default_store_path,
@@ -61,6 +60,7 @@ def add_command(
     """Store episodes (bulk, one transaction per batch, with a progress bar)."""
     from rich.progress import Progress
 
+    from analogist.bulk import iter_records
     from analogist.signature import (
         check_vocabulary,
         default_signature_vocabulary,
@@ -68,16 +68,17 @@ def add_command(
     )
 
     try:
-        sigs = []
         vocab = default_signature_vocabulary()
-        records: list[tuple[str, Any]] = []
         proposed: dict[str, dict[str, Any]] = {}
-        if from_text:
-            records = _encode_files(files, writer, domain, proposed)
-        else:
-            for f in files:
-                records.extend(_records(f))
-        for where, rec in records:
+        encoded = _encode_files(files, writer, domain, proposed) if from_text else None
+
+        def records() -> Any:  # bulk files are streamed (twice: checked, then stored)
+            return iter(encoded) if encoded is not None else (
+                r for f in files for r in iter_records(f))
+
+        n_records = 0
+        episode_ids: set[str] = set()
+        for where, rec in records():
             try:
                 sig = validate_signature(rec, source=where)
                 # unknown relations become proposed terms (with a warning; the writers' own
@@ -87,11 +88,15 @@ def add_command(
                     if from_text:
                         warnings.simplefilter("ignore")
                     check_vocabulary(sig, vocab)
-                sigs.append(sig)
             except AnalogistError as e:
                 if e.source is None:
                     e = type(e)(e.message, source=where, line=e.line, field=e.field)
                 raise e from None
+            if sig.episode_id in episode_ids:
+                raise AnalogistError(f"episode {sig.episode_id!r} appears twice in the input",
+                                     source=where, field="episode_id")
+            n_records += 1
+            episode_ids.add(sig.episode_id)
         embed_fn = None
         if embed:
             from analogist.index.embed import default_embedder
@@ -103,8 +108,10 @@ def add_command(
                 return level_embeddings(sig, embedder)
 
         with _open_store(store) as m, Progress(transient=True) as bar:
-            task = bar.add_task("adding", total=len(sigs))
-            ids = m.add_many(sigs, namespace=namespace, batch_size=batch_size,
+            m.check_new(episode_ids, namespace=namespace)  # before anything is stored
+            task = bar.add_task("adding", total=n_records)
+            ids = m.add_many((rec for _where, rec in records()), namespace=namespace,
+                             batch_size=batch_size,
                              progress=lambda n: bar.update(task, completed=n), embed=embed_fn)
             n_terms = _record_proposed(m, proposed, namespace) if proposed else 0
     except AnalogistError as e:

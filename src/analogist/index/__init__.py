@@ -1,4 +1,5 @@
-"""MAC channels: content vectors, graph fingerprints (pure functions, no I/O)."""
+"""MAC channels: content vectors, graph fingerprints (pure functions, no I/O), and the saved
+stage-1 index of a namespace (:mod:`analogist.index.mac`, which reads and writes its own files)."""
 
 from analogist.index.content import ContentIndex, ContentIndexError
 from analogist.index.features import (

@@ -10,7 +10,11 @@ inverse document frequency over the corpus (so a shared rare motif counts for mo
 The index is built over **one namespace's** episodes: the caller passes only those, so an IDF never
 crosses a namespace. Rows are held as a CSR matrix in plain numpy arrays (``indptr``, ``indices``,
 ``data``); a column-sorted copy (CSC) serves queries, which touch only the query's nonzero
-columns and sum per row with ``np.bincount`` — no Python loop over episodes.
+columns: a query is a sparse matrix–vector product over those columns (one vectorised
+scatter-add per query feature; no Python loop over episodes). Rows added later (ids above every
+stored one) are merged into the column order without re-sorting (:meth:`ContentIndex.append`),
+and the whole index saves to and loads from a directory of ``.npy`` files
+(:meth:`ContentIndex.save`, :meth:`ContentIndex.load`).
 
 IDF is the smoothed ``log((1 + N) / (1 + df)) + 1`` (a feature in every row gets weight 1, rarer
 ones more); term frequency is the raw count, or ``1 + log(count)`` with ``sublinear_tf``. A
@@ -20,8 +24,10 @@ identical structure scores 1.0). Ties are broken by id ascending; results are de
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -69,7 +75,7 @@ class ContentIndex:
         self._vocab: dict[str, int] = {}
         self._names: list[str] = []
         self._ids = np.zeros(0, dtype=np.int64)
-        self._row: dict[int, int] = {}
+        self._row_map: dict[int, int] | None = {}
         self._indptr = np.zeros(1, dtype=np.int64)
         self._indices = np.zeros(0, dtype=np.int64)
         self._counts = np.zeros(0, dtype=np.float64)
@@ -79,7 +85,8 @@ class ContentIndex:
     @classmethod
     def from_arrays(cls, ids: Sequence[int] | np.ndarray, names: Sequence[str],
                     indptr: np.ndarray, indices: np.ndarray, counts: np.ndarray, *,
-                    sublinear_tf: bool = False) -> ContentIndex:
+                    sublinear_tf: bool = False, _csc_src: np.ndarray | None = None
+                    ) -> ContentIndex:
         """Build from a raw-count CSR matrix (columns named by ``names``) without Python loops
         over rows: for large corpora and benchmarks."""
         self = cls(sublinear_tf=sublinear_tf)
@@ -104,14 +111,103 @@ class ContentIndex:
             raise ContentIndexError("counts must be finite and >= 0", field="counts")
         if len(set(names)) != len(names):
             raise ContentIndexError("feature names repeat", field="names")
-        if len(np.unique(ids_a)) != n:
+        if n > 1 and not np.all(np.diff(ids_a) > 0) and len(np.unique(ids_a)) != n:
             raise ContentIndexError("ids repeat", field="ids")
         self._names = list(names)
         self._vocab = {k: i for i, k in enumerate(self._names)}
         self._ids = ids_a
-        self._row = {int(x): i for i, x in enumerate(ids_a.tolist())}
+        self._row_map = None
         self._indptr, self._indices, self._counts = indptr, indices, counts
-        self._reweight()
+        if _csc_src is not None:
+            _check_csc(_csc_src, indices)
+        self._reweight(csc_src=_csc_src)
+        return self
+
+    def append(self, ids: Sequence[int] | np.ndarray, names: Sequence[str],
+               indptr: np.ndarray, indices: np.ndarray, counts: np.ndarray) -> None:
+        """Append rows given as a raw-count CSR matrix whose columns are named by ``names`` (the
+        caller's own numbering; names new to the index become new columns). Every id must be
+        greater than every id in the index, so that rows stay in id order.
+
+        The result equals an index built from all rows at once (same column numbering, same
+        weights, bit for bit): the new rows' entries are merged into the column-sorted copy
+        without re-sorting it, and the weights are recomputed (every IDF changes with N)."""
+        new = ContentIndex.from_arrays(ids, names, indptr, indices, counts,
+                                       sublinear_tf=self.sublinear_tf)
+        if len(new) == 0:
+            return
+        if len(self._ids) and int(new._ids[0]) <= int(self._ids[-1]):
+            raise ContentIndexError("appended ids must be greater than every id in the index",
+                                    field="ids")
+        if len(new._ids) > 1 and np.any(np.diff(new._ids) <= 0):
+            raise ContentIndexError("appended ids must increase", field="ids")
+        remap = np.asarray([self._col(k) for k in new._names], dtype=np.int64)
+        cols = remap[new._indices] if len(new._indices) else new._indices
+        # keep each row's columns increasing in the index's own numbering
+        lengths = np.diff(new._indptr)
+        rows = np.repeat(np.arange(len(new._ids), dtype=np.int64), lengths)
+        order = np.lexsort((cols, rows))
+        cols, vals = cols[order], new._counts[order]
+        nnz_old, v = len(self._indices), len(self._names)
+        df_old = np.bincount(self._indices, minlength=v) if nnz_old else np.zeros(v, np.int64)
+        df_add = np.bincount(cols, minlength=v)
+        old_ptr = np.concatenate([[0], np.cumsum(df_old)]).astype(np.int64)
+        new_ptr = np.concatenate([[0], np.cumsum(df_old + df_add)]).astype(np.int64)
+        csc_src = np.empty(nnz_old + len(cols), dtype=np.int64)
+        # old entries move right by the number of new entries in earlier columns
+        shift = np.repeat(new_ptr[:-1] - old_ptr[:-1], df_old)
+        csc_src[np.arange(nnz_old, dtype=np.int64) + shift] = self._csc_src
+        # new entries go after the old ones of their column, in row order
+        by_col = np.argsort(cols, kind="stable")
+        sc = cols[by_col]
+        first = np.searchsorted(sc, sc, side="left")
+        rank = np.arange(len(sc), dtype=np.int64) - first
+        csc_src[new_ptr[sc] + df_old[sc] + rank] = nnz_old + by_col
+        self._ids = np.concatenate([self._ids, new._ids])
+        self._row_map = None
+        self._indptr = np.concatenate([self._indptr, self._indptr[-1] + new._indptr[1:]])
+        self._indices = np.concatenate([self._indices, cols])
+        self._counts = np.concatenate([self._counts, vals])
+        self._reweight(csc_src=csc_src)
+
+    # -- persistence ----------------------------------------------------------------------
+    _FILES = ("ids", "indptr", "indices", "counts", "csc_src")
+
+    def save(self, directory: str | Path) -> None:
+        """Write the index into ``directory`` (created; files ``*.npy`` and ``names.json``)."""
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        for name in self._FILES:
+            np.save(d / f"{name}.npy", getattr(self, f"_{name}"), allow_pickle=False)
+        (d / "names.json").write_text(
+            json.dumps({"names": self._names, "sublinear_tf": self.sublinear_tf},
+                       ensure_ascii=False), encoding="utf-8")
+
+    @classmethod
+    def load(cls, directory: str | Path) -> ContentIndex:
+        """Read an index written by :meth:`save`, checking it as :meth:`from_arrays` checks its
+        input (and the column order besides); a missing, truncated or inconsistent file is a
+        :class:`ContentIndexError`, never a silently wrong index."""
+        d = Path(directory)
+        try:
+            meta = json.loads((d / "names.json").read_text(encoding="utf-8"))
+            arrays = {name: np.load(d / f"{name}.npy", allow_pickle=False)
+                      for name in cls._FILES}
+        except (OSError, ValueError, EOFError) as e:
+            raise ContentIndexError(f"unreadable index file: {e}"[:300], source=str(d)) from None
+        if not isinstance(meta, dict) or not isinstance(meta.get("names"), list) or not all(
+                isinstance(x, str) for x in meta["names"]):
+            raise ContentIndexError("names.json is not a list of feature names", source=str(d))
+        for name, a in arrays.items():
+            want = np.float64 if name == "counts" else np.int64
+            if a.ndim != 1 or a.dtype != want:
+                raise ContentIndexError(f"{name}.npy has the wrong shape or type", source=str(d))
+        self = cls.from_arrays(arrays["ids"], meta["names"], arrays["indptr"],
+                               arrays["indices"], arrays["counts"],
+                               sublinear_tf=bool(meta.get("sublinear_tf", False)),
+                               _csc_src=arrays["csc_src"])
+        if len(self._ids) > 1 and np.any(np.diff(self._ids) <= 0):
+            raise ContentIndexError("ids are not in increasing order", source=str(d))
         return self
 
     def add_many(self, ids: Iterable[int], features: Iterable[Mapping[str, float]]) -> None:
@@ -143,9 +239,11 @@ class ContentIndex:
                 self._reweight()
             return
         start = len(self._ids)
+        row = self._row
         self._ids = np.concatenate([self._ids, np.asarray(new_ids, dtype=np.int64)])
         for j, id_ in enumerate(new_ids):
-            self._row[id_] = start + j
+            row[id_] = start + j
+        self._row_map = row
         self._indptr = np.concatenate(
             [self._indptr, self._indptr[-1] + np.cumsum(np.asarray(lengths, dtype=np.int64))])
         self._indices = np.concatenate([self._indices, np.asarray(cols, dtype=np.int64)])
@@ -176,8 +274,15 @@ class ContentIndex:
         self._counts = self._counts[keep_nnz]
         self._indptr = np.concatenate([[0], np.cumsum(lengths[keep_rows])]).astype(np.int64)
         self._ids = self._ids[keep_rows]
-        self._row = {int(x): i for i, x in enumerate(self._ids.tolist())}
+        self._row_map = None
         self._reweight()
+
+    @property
+    def _row(self) -> dict[int, int]:
+        """id → row position (built on first use: queries never need it)."""
+        if self._row_map is None:
+            self._row_map = {int(x): i for i, x in enumerate(self._ids.tolist())}
+        return self._row_map
 
     def _col(self, name: str) -> int:
         c = self._vocab.get(name)
@@ -189,7 +294,9 @@ class ContentIndex:
     def _tf(self, counts: np.ndarray) -> np.ndarray:
         return 1.0 + np.log(counts) if self.sublinear_tf else counts
 
-    def _reweight(self) -> None:
+    def _reweight(self, csc_src: np.ndarray | None = None) -> None:
+        """Recompute IDF, weights and the column-sorted copy. ``csc_src`` (the CSR positions in
+        column order, stable within a column) is computed with a sort when not given."""
         n, v = len(self._ids), len(self._names)
         lengths = np.diff(self._indptr)
         self._row_of = np.repeat(np.arange(n, dtype=np.int64), lengths)
@@ -200,11 +307,11 @@ class ContentIndex:
         norms = np.sqrt(np.bincount(self._row_of, weights=w * w, minlength=n))
         safe = np.where(norms > 0, norms, 1.0)
         self._data = w / safe[self._row_of] if len(w) else np.zeros(0)
-        order = np.argsort(self._indices, kind="stable")
+        self._csc_src = np.argsort(self._indices, kind="stable") if csc_src is None else csc_src
         self._col_ptr = np.concatenate([[0], np.cumsum(self._df.astype(np.int64))]).astype(
             np.int64)
-        self._csc_rows = self._row_of[order]
-        self._csc_data = self._data[order]
+        self._csc_rows = self._row_of[self._csc_src]
+        self._csc_data = self._data[self._csc_src]
 
     # -- views -----------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -265,15 +372,15 @@ class ContentIndex:
             cols = np.asarray([c for c, _v in known], dtype=np.int64)
             qw = self._tf(np.asarray([v for _c, v in known], dtype=np.float64)) * self._idf[cols]
             qn2 += float(np.sum(qw * qw))
-            starts, ends = self._col_ptr[cols], self._col_ptr[cols + 1]
-            lens = ends - starts
-            total = int(lens.sum())
-            if total:
-                # positions of every nonzero in the query's columns, without a loop over rows
-                offs = np.repeat(starts - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens)
-                pos = offs + np.arange(total, dtype=np.int64)
-                contrib = self._csc_data[pos] * np.repeat(qw, lens)
-                scores = np.bincount(self._csc_rows[pos], weights=contrib, minlength=n)
+            ptr, rows, data = self._col_ptr, self._csc_rows, self._csc_data
+            # the sparse product over the query's columns, one scatter-add per column, in
+            # column order (each row's sum is accumulated in the same order as a bincount
+            # over the concatenated columns would: the scores are the same to the last bit)
+            for c, w in zip(cols.tolist(), qw.tolist(), strict=True):
+                a, b = int(ptr[c]), int(ptr[c + 1])
+                if a < b:
+                    r = rows[a:b]
+                    scores[r] += data[a:b] * w
         if qn2 <= 0:
             return np.zeros(n, dtype=np.float64)
         return np.minimum(scores / math.sqrt(qn2), 1.0)
@@ -292,3 +399,19 @@ class ContentIndex:
             pos = pos[-s[pos] <= kth]  # keeps every row tied at the k-th score
         order = np.lexsort((self._ids[pos], -s[pos]))[:k]
         return [(int(self._ids[pos[i]]), float(s[pos[i]])) for i in order]
+
+
+def _check_csc(csc_src: np.ndarray, indices: np.ndarray) -> None:
+    """``csc_src`` must be a permutation of the CSR positions that lists them column by column,
+    in increasing position within each column."""
+    m = len(indices)
+    if csc_src.shape != (m,):
+        raise ContentIndexError("the column order has the wrong length", field="csc_src")
+    if m == 0:
+        return
+    if csc_src.min() < 0 or csc_src.max() >= m:
+        raise ContentIndexError("the column order points outside the matrix", field="csc_src")
+    cols = indices[csc_src]
+    dc = np.diff(cols)
+    if np.any(dc < 0) or np.any((dc == 0) & (np.diff(csc_src) <= 0)):
+        raise ContentIndexError("the column order is not sorted", field="csc_src")

@@ -41,8 +41,12 @@ Everything here is a pure function.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
 
 from analogist.signature import Atom, Signature
 
@@ -54,6 +58,8 @@ __all__ = [
     "causal_motifs",
     "content_features",
     "extract_features",
+    "surface_tokens",
+    "surface_tokens_of_data",
     "wl_fingerprint",
 ]
 
@@ -80,20 +86,46 @@ def _s(sign: int) -> str:
     return "+" if sign > 0 else "-"
 
 
-def _causal_graph(sig: Signature) -> tuple[list[Atom], list[tuple[int, int, str, int]]]:
-    """Distinct causal atoms (first-appearance order) and edges (src, dst, type, sign)."""
-    index: dict[Atom, int] = {}
-    nodes: list[Atom] = []
+_Key = tuple[str, tuple[str, ...]]
+"""An atom as ``(predicate, args)``: equal exactly when the atoms are (and hashed in C)."""
+
+
+def _key(a: Atom) -> _Key:
+    return (a.predicate, a.args)
+
+
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    """What both feature functions read of a signature, taken once: relation keys, the distinct
+    causal atoms (first-appearance order) and the causal edges (src, dst, type, sign)."""
+
+    relations: list[_Key]
+    nodes: list[_Key]
+    edges: list[tuple[int, int, str, int]]
+
+
+def _parse(sig: Signature) -> _Parsed:
+    index: dict[_Key, int] = {}
+    nodes: list[_Key] = []
     edges: list[tuple[int, int, str, int]] = []
     for e in sig.causal_chain:
-        ends = []
-        for a in (e.cause, e.effect):
-            if a not in index:
-                index[a] = len(nodes)
-                nodes.append(a)
-            ends.append(index[a])
-        edges.append((ends[0], ends[1], e.edge, e.sign))
-    return nodes, edges
+        c, f = (e.cause.predicate, e.cause.args), (e.effect.predicate, e.effect.args)
+        i = index.get(c)
+        if i is None:
+            i = index[c] = len(nodes)
+            nodes.append(c)
+        j = index.get(f)
+        if j is None:
+            j = index[f] = len(nodes)
+            nodes.append(f)
+        edges.append((i, j, e.edge, e.sign))
+    return _Parsed([(a.predicate, a.args) for a in sig.relations], nodes, edges)
+
+
+def _causal_graph(sig: Signature) -> tuple[list[_Key], list[tuple[int, int, str, int]]]:
+    """Distinct causal atoms (first-appearance order) and edges (src, dst, type, sign)."""
+    g = _parse(sig)
+    return g.nodes, g.edges
 
 
 def _pairs(items: list[tuple[int, str, int]]) -> list[tuple[tuple[int, str, int],
@@ -134,7 +166,11 @@ def _count_loops(n: int, edges: list[tuple[int, int, str, int]], out: Counter[st
 
 def causal_motifs(sig: Signature) -> Counter[str]:
     """Motif counts of the causal graph of ``sig`` (see the module docstring)."""
-    nodes, edges = _causal_graph(sig)
+    return _motifs(_parse(sig))
+
+
+def _motifs(g: _Parsed) -> Counter[str]:
+    nodes, edges = g.nodes, g.edges
     out: Counter[str] = Counter()
     ins: dict[int, list[tuple[int, str, int]]] = defaultdict(list)
     outs: dict[int, list[tuple[int, str, int]]] = defaultdict(list)
@@ -184,10 +220,10 @@ def causal_motifs(sig: Signature) -> Counter[str]:
     for b in range(len(nodes)):
         gen = [(x, t, s) for x, t, s in ins.get(b, []) if t in _GENERATIVE]
         for (x, _t1, _s1), (y, _t2, _s2) in _pairs(gen):
-            if x != y and set(nodes[x].args) & set(nodes[y].args):
+            if x != y and set(nodes[x][1]) & set(nodes[y][1]):
                 out["motif:race"] += 1
                 out["motif:race:shared_role"] += 1
-    n_races = sum(1 for a in sig.relations if a.predicate == "races_with")
+    n_races = sum(1 for pred, _args in g.relations if pred == "races_with")
     if n_races:
         out["motif:race"] += n_races
         out["motif:race:relation"] += n_races
@@ -196,24 +232,28 @@ def causal_motifs(sig: Signature) -> Counter[str]:
 
 def content_features(sig: Signature) -> dict[str, float]:
     """The content counts of ``sig`` (feature name → count), keys sorted."""
+    return _content(_parse(sig))
+
+
+def _content(g: _Parsed) -> dict[str, float]:
     c: Counter[str] = Counter()
-    for a in sig.relations:
-        c[f"rel:{a.predicate}"] += 1
-    seen: set[Atom] = set()
-    for e in sig.causal_chain:
-        for a in e.atoms():
-            if a not in seen:
-                seen.add(a)
-                c[f"atom:{a.predicate}"] += 1
-        sign = _s(e.sign)
-        c[f"edge:{e.edge}:{sign}"] += 1
-        t = e.edge if e.sign > 0 else f"{e.edge}:-"
-        c[f"flow:{e.cause.predicate}>{t}>{e.effect.predicate}"] += 1
-    c.update(causal_motifs(sig))
+    for pred, _args in g.relations:
+        c[f"rel:{pred}"] += 1
+    # distinct atoms in first-appearance order are exactly the graph's nodes
+    for pred, _args in g.nodes:
+        c[f"atom:{pred}"] += 1
+    nodes = g.nodes
+    for src, dst, edge, sign in g.edges:
+        c[f"edge:{edge}:{_s(sign)}"] += 1
+        t = edge if sign > 0 else f"{edge}:-"
+        c[f"flow:{nodes[src][0]}>{t}>{nodes[dst][0]}"] += 1
+    c.update(_motifs(g))
     return {k: float(c[k]) for k in sorted(c) if c[k]}
 
 
+@lru_cache(maxsize=1 << 16)
 def _h(text: str) -> str:
+    # cached: the same local shapes recur across a corpus (a pure function of its text)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
 
 
@@ -230,6 +270,10 @@ def wl_fingerprint(sig: Signature, depth: int = FINGERPRINT_DEPTH) -> str:
     """
     if not isinstance(depth, int) or isinstance(depth, bool) or not 0 <= depth <= 16:
         raise ValueError(f"depth must be an integer from 0 to 16, got {depth!r}")
+    return _wl(sig, _parse(sig), depth)
+
+
+def _wl(sig: Signature, g: _Parsed, depth: int) -> str:
     labels: list[str] = []
     adj: list[list[tuple[str, int]]] = []
 
@@ -239,23 +283,24 @@ def wl_fingerprint(sig: Signature, depth: int = FINGERPRINT_DEPTH) -> str:
         return len(labels) - 1
 
     role_node = {tag: node("R") for tag in sorted(sig.roles)}
-    relations = set(sig.relations)
-    atom_node: dict[Atom, int] = {}
+    relations = set(g.relations)
+    atom_node: dict[_Key, int] = {}
 
-    def atom(a: Atom) -> int:
-        if a not in atom_node:
-            i = atom_node[a] = node(f"A:{a.predicate}:{'rel' if a in relations else 'state'}")
-            for pos, tag in enumerate(a.args):
+    def atom(a: _Key) -> int:
+        i = atom_node.get(a)
+        if i is None:
+            i = atom_node[a] = node(f"A:{a[0]}:{'rel' if a in relations else 'state'}")
+            for pos, tag in enumerate(a[1]):
                 r = role_node[tag]
                 adj[i].append((f"arg{pos}", r))
                 adj[r].append((f"in{pos}", i))
-        return atom_node[a]
+        return i
 
-    for a in sig.relations:
+    for a in g.relations:
         atom(a)
-    for e in sig.causal_chain:
-        c, f = atom(e.cause), atom(e.effect)
-        lab = f"{e.edge}:{_s(e.sign)}"
+    for src, dst, edge, sign in g.edges:
+        c, f = atom(g.nodes[src]), atom(g.nodes[dst])
+        lab = f"{edge}:{_s(sign)}"
         adj[c].append((f"out:{lab}", f))
         adj[f].append((f"in:{lab}", c))
 
@@ -270,6 +315,33 @@ def wl_fingerprint(sig: Signature, depth: int = FINGERPRINT_DEPTH) -> str:
 
 
 def extract_features(sig: Signature, depth: int = FINGERPRINT_DEPTH) -> EpisodeFeatures:
-    """Content counts and WL fingerprint of ``sig``."""
-    return EpisodeFeatures(content=content_features(sig),
-                           fingerprint=wl_fingerprint(sig, depth), fingerprint_depth=depth)
+    """Content counts and WL fingerprint of ``sig`` (the signature is walked once for both)."""
+    if not isinstance(depth, int) or isinstance(depth, bool) or not 0 <= depth <= 16:
+        raise ValueError(f"depth must be an integer from 0 to 16, got {depth!r}")
+    g = _parse(sig)
+    return EpisodeFeatures(content=_content(g), fingerprint=_wl(sig, g, depth),
+                           fingerprint_depth=depth)
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if len(w) > 2}
+
+
+def surface_tokens(sig: Signature) -> set[str]:
+    """Words of an episode's surface: domain, entity names and the concrete L0 narrative (words
+    of three letters or more, lower-cased). Not a structural feature: the decoy probe of
+    retrieval compares surfaces with it, and the store keeps it beside each episode."""
+    return _content_words(" ".join([sig.surface.domain or "", *sig.surface.entities,
+                                    sig.levels.L0 or ""]))
+
+
+def surface_tokens_of_data(data: Mapping[str, Any]) -> set[str]:
+    """:func:`surface_tokens` of a signature's canonical JSON data, without validating it."""
+    surface = data.get("surface") or {}
+    levels = data.get("levels") or {}
+    return _content_words(" ".join([str(surface.get("domain") or ""),
+                                    *(str(x) for x in surface.get("entities") or []),
+                                    str(levels.get("L0") or "")]))

@@ -4,13 +4,17 @@ A :class:`Memory` stores Structural Signatures with the indexes MAC needs — co
 fingerprints, optional abstract-text embeddings — plus induced schemas, a vocabulary table and a log
 of every analogy attempt. It knows nothing of SME; ``retrieve`` joins the two.
 
-Tables (schema version 2; version 2 adds the columns and tables marked "v2")
-----------------------------------------------------------------------------
+Tables (schema version 3; versions 2 and 3 add the columns and tables marked "v2", "v3")
+------------------------------------------------------------------------------------
 * ``schema_version(version, applied_at, description)`` — one row per applied migration;
 * ``signatures(id, namespace, episode_id, kind, json, source_hash, created_at, superseded_by,
-  verified)`` — ``json`` is the canonical text of :func:`~analogist.signature.dump_signature`;
+  verified, surface)`` — ``json`` is the signature's canonical data
+  (:meth:`~analogist.signature.Signature.to_data`) as compact JSON (files written before v3 hold
+  the pretty-printed :func:`~analogist.signature.dump_signature` text; both read the same);
   ``UNIQUE(namespace, episode_id)``; ``superseded_by`` → ``signatures.id`` (``ON DELETE SET
-  NULL``);
+  NULL``); v3: ``surface`` — the episode's surface words
+  (:func:`~analogist.index.features.surface_tokens`, sorted, space-separated; NULL in rows
+  written before v3, which readers compute from ``json``);
 * ``sig_relations(signature_id, position, predicate, args, in_causal_chain)`` — the relations in
   canonical order, ``args`` a JSON list of role tags (for exact lookups and counting);
 * ``sig_vectors(signature_id, channel, format, data)`` — channel ``content``: the content counts as
@@ -28,7 +32,13 @@ Tables (schema version 2; version 2 adds the columns and tables marked "v2")
   counterfactual_result, higher_is_better, verdict)`` — the negative-transfer ledger;
 * v2: ``plans(id, namespace, name, json, status, created_at, status_changed_at)`` and
   ``plan_uses(id, namespace, plan_id, created_at, task, coverage, decision, status,
-  instantiation, success, steps, tokens)`` — role-parameterised plans and their reuse record.
+  instantiation, success, steps, tokens)`` — role-parameterised plans and their reuse record;
+* v3: ``store_meta(key, value)`` (``store_id``: a random identity, so that files derived from a
+  store — its saved index — are never taken for another store's) and ``namespace_state(namespace,
+  generation, rewrites)``: triggers bump ``generation`` in the same transaction as every write
+  to a namespace's episodes or schemas, and ``rewrites`` as well when an existing episode is
+  changed or deleted (so an index that has seen generation ``g`` knows whether it may simply
+  append the rows added since).
 
 Every child row references ``signatures`` with ``ON DELETE CASCADE``.
 
@@ -66,11 +76,16 @@ from typing import Any
 import numpy as np
 
 from analogist.errors import AnalogistError, SignatureError
-from analogist.index.features import EpisodeFeatures, extract_features
+from analogist.index.features import (
+    EpisodeFeatures,
+    extract_features,
+    surface_tokens,
+    surface_tokens_of_data,
+)
+from analogist.index.mac import ContentMatrix
 from analogist.signature import (
     MAX_TEXT,
     Signature,
-    dump_signature,
     loads_signature,
     validate_signature,
 )
@@ -237,7 +252,46 @@ MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
         )""",
         "CREATE INDEX plan_uses_ns ON plan_uses(namespace, plan_id)",
     )),
-    (3, "recorded outcomes of analogy attempts (the loop that feeds triggers and the ledger)", (
+    (3, "store identity, per-namespace generation counters, stored surface tokens", (
+        """CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)""",
+        "INSERT INTO store_meta(key, value) VALUES ('store_id', lower(hex(randomblob(16))))",
+        # generation: bumped by every write to a namespace's episodes or schemas (in the same
+        # transaction, by the triggers below); rewrites: bumped by the writes that change or
+        # remove an existing episode (an index may append new rows only while it is unchanged)
+        """CREATE TABLE namespace_state (
+            namespace TEXT PRIMARY KEY,
+            generation INTEGER NOT NULL DEFAULT 0,
+            rewrites INTEGER NOT NULL DEFAULT 0
+        )""",
+        "INSERT INTO namespace_state(namespace, generation) "
+        "SELECT namespace, COUNT(*) FROM signatures GROUP BY namespace",
+        "ALTER TABLE signatures ADD COLUMN surface TEXT",
+        """CREATE TRIGGER signatures_generation_insert AFTER INSERT ON signatures BEGIN
+            INSERT INTO namespace_state(namespace, generation) VALUES (NEW.namespace, 1)
+            ON CONFLICT(namespace) DO UPDATE SET generation = generation + 1;
+        END""",
+        """CREATE TRIGGER signatures_generation_delete AFTER DELETE ON signatures BEGIN
+            INSERT INTO namespace_state(namespace, generation, rewrites)
+            VALUES (OLD.namespace, 1, 1) ON CONFLICT(namespace)
+            DO UPDATE SET generation = generation + 1, rewrites = rewrites + 1;
+        END""",
+        """CREATE TRIGGER signatures_generation_rewrite
+            AFTER UPDATE OF namespace, episode_id, kind, json ON signatures BEGIN
+            INSERT INTO namespace_state(namespace, generation, rewrites)
+            VALUES (NEW.namespace, 1, 1) ON CONFLICT(namespace)
+            DO UPDATE SET generation = generation + 1, rewrites = rewrites + 1;
+        END""",
+        """CREATE TRIGGER signatures_generation_update
+            AFTER UPDATE OF superseded_by, verified, source_hash ON signatures BEGIN
+            INSERT INTO namespace_state(namespace, generation) VALUES (NEW.namespace, 1)
+            ON CONFLICT(namespace) DO UPDATE SET generation = generation + 1;
+        END""",
+        *(f"""CREATE TRIGGER schemas_generation_{op.lower()} AFTER {op} ON schemas BEGIN
+            INSERT INTO namespace_state(namespace, generation) VALUES ({row}.namespace, 1)
+            ON CONFLICT(namespace) DO UPDATE SET generation = generation + 1;
+        END""" for op, row in (("INSERT", "NEW"), ("UPDATE", "NEW"), ("DELETE", "OLD"))),
+    )),
+    (4, "recorded outcomes of analogy attempts (the loop that feeds triggers and the ledger)", (
         # one row per outcome report; the log entry's outcome column keeps the latest
         """CREATE TABLE analogy_outcomes (
             id INTEGER PRIMARY KEY,
@@ -295,6 +349,7 @@ class _Prepared:
     text: str
     features: EpisodeFeatures
     vectors: tuple[tuple[str, str, bytes | str], ...]
+    surface: str
 
 
 # -- validation helpers --------------------------------------------------------------------
@@ -409,7 +464,9 @@ def _prepare(record: Any, features: Any = None, embeddings: Any = None) -> _Prep
                         ensure_ascii=False, separators=(",", ":"))
     vectors: list[tuple[str, str, bytes | str]] = [("content", "json-counts", counts)]
     vectors.extend(_embedding_rows(embeddings))
-    return _Prepared(sig, dump_signature(sig), feats, tuple(vectors))
+    # compact canonical JSON: one dumps call (the pretty text is for people, not for the store)
+    text = json.dumps(sig.to_data(), ensure_ascii=False, separators=(",", ":"))
+    return _Prepared(sig, text, feats, tuple(vectors), " ".join(sorted(surface_tokens(sig))))
 
 
 MAX_ID = 2 ** 63 - 1
@@ -494,14 +551,22 @@ def _transfer_values(item: Any, action: Any, analogy_result: Any, counterfactual
 
 
 # -- the store -----------------------------------------------------------------------------
+_RELATIONS_SQL = ("INSERT INTO sig_relations(signature_id, position, predicate, args, "
+                  "in_causal_chain) VALUES (?, ?, ?, ?, ?)")
+
+
+def _relation_rows(sid: int, sig: Signature) -> builtins.list[tuple[int, int, str, str, int]]:
+    """The relation rows of one stored signature (marking those its causal chain uses); ``args``
+    is the JSON list of role tags exactly as ``json.dumps`` writes it (role tags are plain
+    ASCII identifiers, so no escaping is needed)."""
+    chain_atoms = {(a.predicate, a.args) for e in sig.causal_chain for a in e.atoms()}
+    return [(sid, i, a.predicate, "[" + ", ".join(f'"{t}"' for t in a.args) + "]",
+             int((a.predicate, a.args) in chain_atoms)) for i, a in enumerate(sig.relations)]
+
+
 def _write_relations(c: sqlite3.Connection, sid: int, sig: Signature) -> None:
-    """The relation rows of one stored signature (marking those its causal chain uses)."""
-    chain_atoms = {a for e in sig.causal_chain for a in e.atoms()}
-    c.executemany(
-        "INSERT INTO sig_relations(signature_id, position, predicate, args, in_causal_chain) "
-        "VALUES (?, ?, ?, ?, ?)",
-        [(sid, i, a.predicate, json.dumps(list(a.args)), int(a in chain_atoms))
-         for i, a in enumerate(sig.relations)])
+    """Write the relation rows of one stored signature."""
+    c.executemany(_RELATIONS_SQL, _relation_rows(sid, sig))
 
 class Memory:
     """An analogical memory in one SQLite file. Open with :meth:`open`; close with
@@ -519,6 +584,7 @@ class Memory:
         self._conn: sqlite3.Connection | None = conn
         self.path = path
         self._clock = clock
+        self._version = SCHEMA_VERSION
 
     @classmethod
     def open(cls, path: str | Path, *, timeout: float = 30.0,
@@ -567,7 +633,8 @@ class Memory:
         c = self.conn
         c.execute("""CREATE TABLE IF NOT EXISTS schema_version (
             version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL, description TEXT NOT NULL)""")
-        if self.schema_version() == SCHEMA_VERSION:
+        self._version = self.schema_version()
+        if self._version == SCHEMA_VERSION:
             return
         with self._tx():
             current = self.schema_version()  # re-read under the write lock
@@ -582,6 +649,7 @@ class Memory:
                     c.execute(stmt)
                 c.execute("INSERT INTO schema_version(version, applied_at, description) "
                           "VALUES (?, ?, ?)", (version, self._clock().isoformat(), description))
+        self._version = self.schema_version()
 
     def schema_version(self) -> int:
         """The highest applied migration (0 for an empty file)."""
@@ -615,27 +683,71 @@ class Memory:
             c.execute("COMMIT")
 
     # -- writing ---------------------------------------------------------------------------
-    def _insert(self, p: _Prepared, namespace: str, now: str) -> int:
+    def _insert_batch(self, batch: Sequence[_Prepared], namespace: str, now: str
+                      ) -> builtins.list[int]:
+        """Insert prepared records inside the caller's write transaction: one ``executemany``
+        per table. Row ids are assigned here (the write lock is held, so ``MAX(id) + 1 ...``
+        is ours). The caller has checked the episode ids (:meth:`_first_stored`)."""
         c = self.conn
-        sig = p.sig
-        try:
-            cur = c.execute(
-                "INSERT INTO signatures(namespace, episode_id, kind, json, source_hash, "
-                "created_at, verified) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (namespace, sig.episode_id, sig.kind, p.text, sig.provenance.source_hash, now,
-                 int(sig.verified)))
-        except sqlite3.IntegrityError:
-            raise DuplicateEpisodeError(
-                f"episode {sig.episode_id!r} is already stored in namespace {namespace!r}",
-                field="episode_id") from None
-        sid = int(cur.lastrowid)  # type: ignore[arg-type]
-        _write_relations(c, sid, sig)
+        if not batch:
+            return []
+        first = int(c.execute("SELECT COALESCE(MAX(id), 0) FROM signatures").fetchone()[0]) + 1
+        sids = builtins.list(range(first, first + len(batch)))
+        # (a file at an older schema — only while tests pose as an older release — has no
+        # surface column)
+        surface = self._version >= 3
+        c.executemany(
+            "INSERT INTO signatures(id, namespace, episode_id, kind, json, source_hash, "
+            f"created_at, verified{', surface' if surface else ''}) VALUES "
+            f"(?, ?, ?, ?, ?, ?, ?, ?{', ?' if surface else ''})",
+            [(sid, namespace, p.sig.episode_id, p.sig.kind, p.text,
+              p.sig.provenance.source_hash, now, int(p.sig.verified),
+              *((p.surface,) if surface else ())) for sid, p in zip(sids, batch, strict=True)])
+        c.executemany(_RELATIONS_SQL, [r for sid, p in zip(sids, batch, strict=True)
+                                       for r in _relation_rows(sid, p.sig)])
         c.executemany(
             "INSERT INTO sig_vectors(signature_id, channel, format, data) VALUES (?, ?, ?, ?)",
-            [(sid, ch, fmt, data) for ch, fmt, data in p.vectors])
-        c.execute("INSERT INTO sig_fingerprint(signature_id, fingerprint, depth) VALUES (?, ?, ?)",
-                  (sid, p.features.fingerprint, p.features.fingerprint_depth))
-        return sid
+            [(sid, ch, fmt, data) for sid, p in zip(sids, batch, strict=True)
+             for ch, fmt, data in p.vectors])
+        c.executemany(
+            "INSERT INTO sig_fingerprint(signature_id, fingerprint, depth) VALUES (?, ?, ?)",
+            [(sid, p.features.fingerprint, p.features.fingerprint_depth)
+             for sid, p in zip(sids, batch, strict=True)])
+        return sids
+
+    def _first_stored(self, batch: Sequence[_Prepared], namespace: str) -> None:
+        """Raise :class:`DuplicateEpisodeError` (its ``position``: the index in ``batch``) for
+        the first record whose episode id is already stored in ``namespace``."""
+        eids = [p.sig.episode_id for p in batch]
+        taken: set[str] = set()
+        for start in range(0, len(eids), 500):
+            chunk = eids[start:start + 500]
+            taken.update(r[0] for r in self.conn.execute(
+                f"SELECT episode_id FROM signatures WHERE namespace = ? AND episode_id IN "
+                f"({','.join('?' * len(chunk))})", (namespace, *chunk)))
+        if taken:
+            j = next(j for j, e in enumerate(eids) if e in taken)
+            err = DuplicateEpisodeError(
+                f"episode {eids[j]!r} is already stored in namespace {namespace!r}",
+                field="episode_id")
+            err.position = j  # type: ignore[attr-defined]
+            raise err
+
+    def check_new(self, episode_ids: Iterable[str], *, namespace: str = "default") -> None:
+        """Raise :class:`DuplicateEpisodeError` naming the first (in sorted order) of
+        ``episode_ids`` already stored in ``namespace``: for a caller that wants to refuse a
+        whole input before any of its batches is written."""
+        ns = _namespace(namespace)
+        want = sorted(set(episode_ids))
+        for start in range(0, len(want), 500):
+            chunk = want[start:start + 500]
+            row = self.conn.execute(
+                f"SELECT MIN(episode_id) FROM signatures WHERE namespace = ? AND episode_id IN "
+                f"({','.join('?' * len(chunk))})", (ns, *chunk)).fetchone()
+            if row[0] is not None:
+                raise DuplicateEpisodeError(
+                    f"episode {row[0]!r} is already stored in namespace {ns!r}"[:300],
+                    field="episode_id")
 
     def add(self, sig: Signature | Mapping[str, Any], *, namespace: str = "default",
             features: EpisodeFeatures | None = None,
@@ -646,7 +758,8 @@ class Memory:
         ns = _namespace(namespace)
         p = _prepare(sig, features, embeddings)
         with self._tx():
-            return self._insert(p, ns, self._clock().isoformat())
+            self._first_stored([p], ns)
+            return self._insert_batch([p], ns, self._clock().isoformat())[0]
 
     def add_many(self, sigs: Iterable[Signature | Mapping[str, Any]], *,
                  namespace: str = "default", batch_size: int = 500,
@@ -674,13 +787,13 @@ class Memory:
             if not batch:
                 return
             now = self._clock().isoformat()
+            prepared = [p for _i, p in batch]
             with self._tx():
-                new = []
-                for i, p in batch:
-                    try:
-                        new.append(self._insert(p, ns, now))
-                    except AnalogistError as e:
-                        raise _at(e, i) from None
+                try:
+                    self._first_stored(prepared, ns)
+                except DuplicateEpisodeError as e:
+                    raise _at(e, batch[e.position][0]) from None  # type: ignore[attr-defined]
+                new = self._insert_batch(prepared, ns, now)
             ids.extend(new)
             batch.clear()
             if progress is not None:
@@ -861,6 +974,147 @@ class Memory:
         ordered = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
         return {fp: ids for fp, ids in ordered if len(ids) >= min_size}
 
+    # -- reads for retrieval (stage 1, candidates, decoy probe) ------------------------------
+    def store_id(self) -> str:
+        """This store's random identity (schema version 3), for files derived from it."""
+        row = self.conn.execute("SELECT value FROM store_meta WHERE key = 'store_id'").fetchone()
+        if row is None:
+            raise StoreError("the store has no identity row", source=self.path)
+        return str(row[0])
+
+    def generation(self, namespace: str = "default") -> tuple[int, int]:
+        """``(generation, rewrites)`` of ``namespace``: bumped in the same transaction as every
+        write to its episodes or schemas (``rewrites`` only by changes to or removals of stored
+        episodes). ``(0, 0)`` for a namespace never written."""
+        ns = _namespace(namespace)
+        row = self.conn.execute("SELECT generation, rewrites FROM namespace_state "
+                                "WHERE namespace = ?", (ns,)).fetchone()
+        return (0, 0) if row is None else (int(row[0]), int(row[1]))
+
+    def extent(self, namespace: str = "default") -> tuple[int, int]:
+        """``(number of episodes, highest row id)`` of ``namespace`` (``(0, 0)`` when empty)."""
+        ns = _namespace(namespace)
+        row = self.conn.execute("SELECT COUNT(*), COALESCE(MAX(id), 0) FROM signatures "
+                                "WHERE namespace = ?", (ns,)).fetchone()
+        return int(row[0]), int(row[1])
+
+    def content_matrix(self, namespace: str = "default", *, after_id: int = 0,
+                       depth: int = 2) -> ContentMatrix:
+        """The content counts of the episodes of ``namespace`` with row id above ``after_id``,
+        in id order, streamed into a CSR matrix (one row's counts in memory at a time), with
+        each row's WL fingerprint of ``depth`` (None when it has none)."""
+        from array import array
+
+        ns = _namespace(namespace)
+        ids = array("q")
+        indptr = array("q", [0])
+        indices = array("q")
+        counts = array("d")
+        names: dict[str, int] = {}
+        fps: builtins.list[str | None] = []
+        cur = self.conn.execute(
+            "SELECT s.id, v.data, f.fingerprint FROM signatures s "
+            "JOIN sig_vectors v ON v.signature_id = s.id AND v.channel = 'content' "
+            "LEFT JOIN sig_fingerprint f ON f.signature_id = s.id AND f.depth = ? "
+            "WHERE s.id > ? AND s.namespace = ? ORDER BY s.id",
+            (int(depth), int(after_id), ns))
+        for sid, data, fp in cur:
+            try:
+                row = json.loads(data)
+                cols = sorted((names.setdefault(k, len(names)), float(v))
+                              for k, v in row.items())
+            except (ValueError, TypeError, AttributeError):
+                raise StoreError("stored content counts are not a JSON object of numbers",
+                                 source=f"signatures.id={sid}") from None
+            for c, v in cols:
+                indices.append(c)
+                counts.append(v)
+            ids.append(int(sid))
+            indptr.append(len(indices))
+            fps.append(fp)
+
+        def arr(a: array, dtype: Any) -> np.ndarray:
+            return np.frombuffer(a, dtype=dtype).copy() if len(a) else np.zeros(0, dtype=dtype)
+
+        return ContentMatrix(arr(ids, np.int64), builtins.list(names),
+                             np.frombuffer(indptr, dtype=np.int64).copy(), arr(indices, np.int64),
+                             arr(counts, np.float64), fps)
+
+    def has_embeddings(self, channels: Sequence[str], namespace: str = "default") -> bool:
+        """Whether any episode of ``namespace`` has a vector in one of ``channels``."""
+        ns = _namespace(namespace)
+        chans = builtins.list(channels)
+        if not chans:
+            return False
+        return self.conn.execute(
+            "SELECT 1 FROM sig_vectors v JOIN signatures s ON s.id = v.signature_id "
+            f"WHERE s.namespace = ? AND v.channel IN ({','.join('?' * len(chans))}) LIMIT 1",
+            (ns, *chans)).fetchone() is not None
+
+    def get_many(self, ids: Iterable[int], namespace: str = "default"
+                 ) -> dict[int, StoredEpisode]:
+        """The episodes of ``namespace`` among row ids ``ids`` (absent ones are left out), read
+        in one query per 500 ids."""
+        ns = _namespace(namespace)
+        want = builtins.list(dict.fromkeys(int(i) for i in ids))
+        out: dict[int, StoredEpisode] = {}
+        for start in range(0, len(want), 500):
+            chunk = want[start:start + 500]
+            for r in self.conn.execute(
+                    f"SELECT {self._COLS} FROM signatures WHERE namespace = ? AND id IN "
+                    f"({','.join('?' * len(chunk))})", (ns, *chunk)):
+                out[int(r[0])] = self._row(r)
+        return out
+
+    def heads(self, ids: Iterable[int], namespace: str = "default"
+              ) -> dict[int, tuple[str, int | None]]:
+        """Row id → ``(episode id, superseded_by)`` for the episodes of ``namespace`` among
+        ``ids`` (absent ones left out)."""
+        ns = _namespace(namespace)
+        want = builtins.list(dict.fromkeys(int(i) for i in ids))
+        out: dict[int, tuple[str, int | None]] = {}
+        for start in range(0, len(want), 500):
+            chunk = want[start:start + 500]
+            for sid, eid, sup in self.conn.execute(
+                    f"SELECT id, episode_id, superseded_by FROM signatures WHERE namespace = ? "
+                    f"AND id IN ({','.join('?' * len(chunk))})", (ns, *chunk)):
+                out[int(sid)] = (eid, None if sup is None else int(sup))
+        return out
+
+    def surface_words(self, ids: Iterable[int] | None = None, namespace: str = "default"
+                      ) -> dict[int, frozenset[str]]:
+        """Row id → the surface words (:func:`~analogist.index.features.surface_tokens`) of the
+        episodes of ``namespace`` among ``ids`` (every episode when None), from the stored
+        ``surface`` column (computed from the JSON for rows written before it existed)."""
+        ns = _namespace(namespace)
+        out: dict[int, frozenset[str]] = {}
+
+        def take(rows: Iterable[Sequence[Any]]) -> None:
+            for sid, surface, text in rows:
+                if surface is not None:
+                    out[int(sid)] = frozenset(surface.split())
+                    continue
+                try:
+                    data = json.loads(text)
+                except ValueError:
+                    continue
+                if isinstance(data, dict):
+                    out[int(sid)] = frozenset(surface_tokens_of_data(data))
+
+        # the JSON is read only for rows that lack the column (CASE keeps it out otherwise)
+        cols = "id, surface, CASE WHEN surface IS NULL THEN json END"
+        if ids is None:
+            take(self.conn.execute(f"SELECT {cols} FROM signatures WHERE namespace = ?",
+                                   (ns,)))
+            return out
+        want = builtins.list(dict.fromkeys(int(i) for i in ids))
+        for start in range(0, len(want), 500):
+            chunk = want[start:start + 500]
+            take(self.conn.execute(
+                f"SELECT {cols} FROM signatures WHERE namespace = ? AND id IN "
+                f"({','.join('?' * len(chunk))})", (ns, *chunk)))
+        return out
+
     def namespaces(self) -> builtins.list[str]:
         """Every namespace that holds anything."""
         rows = self.conn.execute(
@@ -1016,7 +1270,7 @@ class Memory:
             r["higher_is_better"] = bool(r["higher_is_better"])
         return out
 
-    # -- recorded outcomes (schema version 3) ------------------------------------------------
+    # -- recorded outcomes (schema version 4) ------------------------------------------------
     def record_outcome(self, log_id: int | None, outcome: str, *, used: str | None = None,
                        note: str | None = None, transfer: Mapping[str, Any] | None = None,
                        namespace: str = "default") -> dict[str, Any]:
@@ -1309,6 +1563,8 @@ class Memory:
         c.execute("UPDATE signatures SET kind = ?, json = ?, source_hash = ?, verified = ? "
                   "WHERE id = ?", (sig.kind, p.text, sig.provenance.source_hash,
                                    int(sig.verified), sid))
+        if self._version >= 3:
+            c.execute("UPDATE signatures SET surface = ? WHERE id = ?", (p.surface, sid))
         c.execute("DELETE FROM sig_relations WHERE signature_id = ?", (sid,))
         _write_relations(c, sid, sig)
         for ch, fmt, data in p.vectors:  # other channels stay unless replaced
