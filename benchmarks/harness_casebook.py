@@ -101,9 +101,10 @@ def reading(results: dict, gold, info: dict, verdicts: dict) -> list[str]:
         "discrimination: they say no match to most text queries. The ranked lists are still "
         "scored (a user sees them under the NO MATCH banner).",
         "- `structural` queries (whole Signatures of a stored episode, excluded from the "
-        "ranking; answers share its WL fingerprint and no narrative word) are solved by "
-        "fused and structural and by neither text retriever: by construction the text "
-        "retrievers only see the narrative, which shares no word with the answers.",
+        "ranking; answers: episodes SME maps well onto it, whose narrative shares at most "
+        "a tenth of its content words and which the judge finds no contradiction with) "
+        "favour fused and structural by construction (they rank by SME); the text "
+        "retrievers only see the narrative, which shares few words with the answers.",
         "- The `associative` category is derived from the same structural edges (equal WL "
         "fingerprint, supersession) the associative retriever walks, as in seed 002; its gain "
         "there is expected by construction. The casebook has few such edges: "

@@ -20,9 +20,13 @@ from analogist.bench.harness.goldset import (
     load_goldset,
     read_corpus,
     save_goldset,
+    surface_overlap,
 )
+from analogist.consolidate import pair_contradictions
 from analogist.errors import AnalogistError
+from analogist.judge import judge, self_score
 from analogist.memory.sqlite import Memory
+from analogist.signature import compile_signature, validate_signature
 from tests.test_harness_fixtures import NS, PARAPHRASE, build_store
 
 
@@ -68,8 +72,17 @@ def test_answers_follow_their_derivation(gold, store: Path) -> None:
             assert corpus.superseded_by[q.stale[0]] == q.expected[0]
         if q.category == "structural":
             assert q.signature is not None and q.exclude == (q.check["source"],)
-            fp = corpus.fingerprint[q.check["source"]]
-            assert all(corpus.fingerprint[e] == fp for e in q.expected)
+            src = validate_signature(corpus.data[q.check["source"]])
+            for e in q.expected:
+                tgt = validate_signature(corpus.data[e])
+                rep = judge(src, tgt)
+                assert not rep.contradictions
+                assert not pair_contradictions(src, tgt, dict(rep.role_map))
+                assert surface_overlap(src.to_data(), tgt.to_data()) <= \
+                    gold.params.max_surface_overlap
+                assert rep.score / max(self_score(compile_signature(src)),
+                                       self_score(compile_signature(tgt))) >= \
+                    gold.params.min_structural_score - 1e-9
 
 
 def test_build_is_deterministic(store: Path, gold) -> None:

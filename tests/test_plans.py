@@ -66,6 +66,15 @@ def test_instantiation_marks_gaps_and_adapts_a_near_case() -> None:
     assert inst.steps[0]["args"] == ["GP", "MAR"]
     assert inst.coverage == pytest.approx(4 / 5) and inst.decision == "adapted"
     assert "GAP 2. invalidate(DISCHARGE_LIST)" in inst.render()
+    assert "ADAPT (repair the 1 marked gap)" in inst.render()
+
+
+def test_an_adapted_plan_without_gaps_says_so() -> None:
+    plan = validate_plan(plan_data([["derives_from(SUMMARY,REGISTRY)"], [], []]))
+    inst = instantiate(plan, NEAR, vocab=VOCAB)
+    assert inst.decision == "adapted" and inst.gaps == []
+    assert "ADAPT (no gaps: every precondition holds)" in inst.render()
+    assert "repair" not in inst.render()
 
 
 def test_two_thirds_fallback_boundary() -> None:

@@ -26,6 +26,7 @@ from typing import IO, Any
 import yaml
 
 from analogist.errors import AnalogistError, InputTooLargeError, ParseError
+from analogist.io import MAX_DEPTH, check_depth
 
 __all__ = ["BULK_SUFFIXES", "MAX_RECORD_BYTES", "iter_records"]
 
@@ -242,8 +243,12 @@ def _yaml_stream(f: IO[str], source: str, limit: int) -> Iterator[tuple[str, Any
             problem = getattr(e, "problem", None) or str(e).splitlines()[0]
             raise ParseError(f"malformed YAML: {problem}", source=source,
                              line=(mark.line + 1) if mark is not None else None) from None
+        except RecursionError:
+            raise ParseError(f"nested deeper than {MAX_DEPTH} levels of arrays/objects",
+                             source=source) from None
         if doc is None:
             continue
+        check_depth(doc, source=source)
         if isinstance(doc, dict) and isinstance(doc.get("episodes"), list):
             doc = doc["episodes"]
         recs = doc if isinstance(doc, list) else [doc]

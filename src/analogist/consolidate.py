@@ -14,8 +14,16 @@ over one namespace of a :class:`~analogist.memory.sqlite.Memory`
    names the role's first structural position, e.g. ``DERIVES_FROM_1`` for the copy in
    ``derives_from(copy, source)``; a tag both episodes share is kept). An edge is ``observed``
    only when it is observed on both sides; an edge whose sign differs between the sides is left
-   out. Schemas with the same structure (the same relations and edges over the same generalised
-   tags) are one schema whose members are the union. The schema is stored as a Signature
+   out. A pair the judge calls **contradictory** induces nothing: the judge's contradictions
+   (:func:`analogist.judge.judge_mapping`) plus :func:`pair_contradictions`, which projects each
+   side's causal edges and binary relations through the role mapping and flags one the other side
+   states the other way round (reversed, of the opposite kind or sign, roles swapped) — the judge
+   only sees such structure when SME happened to map the atoms involved, and an episode's
+   reversed-edge decoy maps well otherwise. The schema's summary (its L1 and L3) is written from
+   the schema's own relations and edges (predicate definitions from the vocabulary, generalised
+   tags), never copied from the members' levels. Schemas with the same structure (the same
+   relations and edges over the same generalised tags) are one schema whose members are the
+   union. The schema is stored as a Signature
    (``kind: schema``) so that :class:`~analogist.retrieve.Retriever` maps it first
    (``_schema_hits``), with its member episodes, times used / verified (kept across runs) and
    ``meta`` (the pairs and scores it came from, the origin of each generalised tag);
@@ -48,7 +56,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any
+from typing import Any, cast
 
 from analogist.description import Description, Expr
 from analogist.errors import AnalogistError
@@ -74,9 +82,11 @@ __all__ = [
     "consolidate",
     "induce_schema",
     "induce_schemas",
+    "pair_contradictions",
     "pair_score",
     "plan_vocabulary",
     "reabstract",
+    "schema_summary",
     "schema_fit",
     "structural_l2",
     "vocabulary_health",
@@ -232,14 +242,146 @@ def _tag_name(pred: str, pos: int) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", f"{pred}_{pos}".upper())[:60]
 
 
+def _atom_key(atom: Atom, canon: Any, roles: dict[str, str] | None = None
+              ) -> tuple[str, tuple[str, ...]] | None:
+    if roles is None:
+        return canon(atom.predicate), atom.args
+    img = tuple(roles.get(r, "") for r in atom.args)
+    return (canon(atom.predicate), img) if all(img) else None
+
+
+def _one_way(a: Signature, b: Signature, role_map: dict[str, str], vocab: Vocabulary
+             ) -> list[str]:
+    canon = vocab.canonical
+    b_edges: dict[tuple[Any, Any], list[Any]] = {}
+    for e in b.causal_chain:
+        b_edges.setdefault((_atom_key(e.cause, canon), _atom_key(e.effect, canon)),
+                           []).append(e)
+    out: list[str] = []
+    for e in a.causal_chain:
+        c, f = _atom_key(e.cause, canon, role_map), _atom_key(e.effect, canon, role_map)
+        if c is None or f is None:
+            continue
+        fwd = b_edges.get((c, f), [])
+        if any(te.edge == e.edge and te.sign == e.sign for te in fwd):
+            continue
+        for te in b_edges.get((f, c), []):
+            out.append(f"{a.episode_id}: {e.cause.text()} {e.edge} {e.effect.text()} is "
+                       f"reversed in {b.episode_id} ({te.cause.text()} {te.edge} "
+                       f"{te.effect.text()})")
+        for te in fwd:
+            out.append(f"{a.episode_id}: {e.cause.text()} {e.edge}"
+                       f"{'' if e.sign == 1 else ' (negative)'} {e.effect.text()} is "
+                       f"{te.edge}{'' if te.sign == 1 else ' (negative)'} in {b.episode_id}")
+    b_rels = {k for r in b.relations if (k := _atom_key(r, canon)) is not None}
+    for r in a.relations:
+        p = vocab.get(r.predicate)
+        if len(r.args) != 2 or (p is not None and p.commutative):
+            continue
+        k = _atom_key(r, canon, role_map)
+        if k is None or k in b_rels:
+            continue
+        if (k[0], (k[1][1], k[1][0])) in b_rels:
+            out.append(f"{a.episode_id}: {r.text()} has its roles swapped in {b.episode_id}")
+    return out
+
+
+def pair_contradictions(a: Signature, b: Signature, role_map: dict[str, str],
+                        vocab: Vocabulary | None = None) -> list[str]:
+    """Structure one episode states the other way round from the other, under ``role_map``
+    (a's role tags → b's): a causal edge reversed, or of the opposite kind or sign, between the
+    projected atoms (when the other side does not also state it the same way — a feedback loop
+    states both directions), or a binary non-commutative relation with its roles swapped. Both
+    directions are checked. A role tag both episodes have that ``role_map`` leaves unmapped on
+    both sides is taken to name the same role (SME maps no role that only occurs in unmatched
+    structure — exactly where a reversed edge sits). Pure; predicate names compared through
+    ``vocab``."""
+    vocab = vocab if vocab is not None else default_signature_vocabulary()
+    a, b = _sig(a, "a"), _sig(b, "b")
+    rm = {x: y for x, y in role_map.items() if x in a.roles and y in b.roles}
+    taken = set(rm.values())
+    for r in sorted(set(a.roles) & set(b.roles)):   # a tag both sides share and SME left
+        if r not in rm and r not in taken:          # unmapped names the same role
+            rm[r] = r
+    inv = {y: x for x, y in rm.items()}
+    return list(dict.fromkeys([*_one_way(a, b, rm, vocab), *_one_way(b, a, inv, vocab)]))
+
+
+def _words(name: str) -> str:
+    return name.replace("_", " ").strip()
+
+
+def schema_summary(sig: Signature, vocab: Vocabulary | None = None) -> tuple[str, str]:
+    """A schema's summary from its own structure: (L1, L3). L1 says what holds between the
+    generalised roles (each relation over its tags, with the predicate's definition when the
+    vocabulary has one); L3 states the mechanism as the longest causal path (edge words between
+    the states), or the relations when there is no edge. Pure and deterministic."""
+    vocab = vocab if vocab is not None else default_signature_vocabulary()
+
+    def phrase(atom: Atom) -> str:
+        p = vocab.get(atom.predicate)
+        args = ", ".join(atom.args)
+        base = f"{_words(atom.predicate)}({args})" if atom.args else _words(atom.predicate)
+        return f"{base} [{p.definition}]" if p is not None and p.definition else base
+
+    rels = [phrase(r) for r in sig.relations]
+    l1 = ("; ".join(rels) + ".") if rels else ""
+    # the longest simple causal path (ties: first found in stated order)
+    adj: dict[str, list[Any]] = {}
+    for e in sig.causal_chain:
+        adj.setdefault(e.cause.text(), []).append(e)
+    best: list[Any] = []
+
+    def walk(atom: str, path: list[Any], seen: set[str]) -> None:
+        nonlocal best
+        if len(path) > len(best):
+            best = list(path)
+        if len(path) >= 8:
+            return
+        for e in adj.get(atom, []):
+            if e.effect.text() not in seen:
+                walk(e.effect.text(), [*path, e], seen | {e.effect.text()})
+
+    for e in sig.causal_chain:
+        walk(e.cause.text(), [], {e.cause.text()})
+    if best:
+        def st(atom: Atom) -> str:
+            return f"{_words(atom.predicate)}({', '.join(atom.args)})" if atom.args \
+                else _words(atom.predicate)
+
+        parts = [st(best[0].cause)]
+        for e in best:
+            parts.append(f"{'does not ' if e.sign == -1 else ''}{_words(e.edge)} {st(e.effect)}")
+        l3 = " ".join(parts)
+        rest = len(sig.causal_chain) - len(best)
+        if rest:
+            l3 += f" (and {rest} more edge(s))"
+    else:
+        l3 = "; ".join(f"{_words(r.predicate)}({', '.join(r.args)})" for r in sig.relations)
+    if not l1:
+        l1 = l3
+    return l1[:4000], l3[:4000]
+
+
 def induce_schema(a: Signature, b: Signature, *, vocab: Vocabulary | None = None,
                   params: ConsolidateParams | None = None,
                   descriptions: tuple[Description, Description] | None = None,
                   mapping: GlobalMapping | None = None) -> InducedSchema | None:
-    """The schema two episodes share, or None when they do not map well or share too little.
+    """The schema two episodes share, or None when they do not map well, contradict each other
+    (see the module docstring) or share too little.
 
     ``descriptions`` and ``mapping`` (of ``a`` onto ``b``) may be passed when already computed.
     """
+    return _induce_pair(a, b, vocab=vocab, params=params, descriptions=descriptions,
+                        mapping=mapping)[0]
+
+
+def _induce_pair(a: Signature, b: Signature, *, vocab: Vocabulary | None = None,
+                 params: ConsolidateParams | None = None,
+                 descriptions: tuple[Description, Description] | None = None,
+                 mapping: GlobalMapping | None = None) -> tuple[InducedSchema | None, bool]:
+    """:func:`induce_schema` and whether the pair is contradictory (checked for every pair SME
+    maps at all, whatever its score, so that a merge can refuse it)."""
     params = params or ConsolidateParams()
     a, b = _sig(a, "a"), _sig(b, "b")
     vocab = vocab if vocab is not None else default_signature_vocabulary()
@@ -248,10 +390,14 @@ def induce_schema(a: Signature, b: Signature, *, vocab: Vocabulary | None = None
     if mp is None:
         mp = match(da, db, params.sme).best
     if mp is None:
-        return None
+        return None, False
+    rep = judge_mapping(a, b, da, db, cast(Any, None), mapping=mp,
+                        params=JudgeParams(sme=params.sme))
+    if rep.contradictions or pair_contradictions(a, b, dict(rep.role_map), vocab):
+        return None, True
     score = pair_score(mp.score, self_score(da, params.sme), self_score(db, params.sme))
     if score < params.min_pair_score:
-        return None
+        return None, False
     canon = da.vocabulary.canonical
     pairs = dict(mp.expression_pairs)
     role_b = {x: y for x, y in mp.entity_pairs if x in a.roles}
@@ -274,7 +420,7 @@ def induce_schema(a: Signature, b: Signature, *, vocab: Vocabulary | None = None
             continue
         edges.append((e, "observed" if e.status == eb.status == "observed" else "inferred"))
     if len(rels) < params.min_schema_relations or len(edges) < params.min_schema_edges:
-        return None
+        return None, False
     # generalised tags: a shared tag is kept; else the role's first structural position
     used: list[str] = []
     for atom in [*rels, *(x for e, _s in edges for x in e.atoms())]:
@@ -325,16 +471,17 @@ def induce_schema(a: Signature, b: Signature, *, vocab: Vocabulary | None = None
     l2 = "; ".join([*(f"{r[0]}({','.join(r[1:])})" for r in sorted(ren(x) for x in rels)),
                     *(f"{c['cause']} {'not ' if c['sign'] == -1 else ''}{c['edge']} "
                       f"{c['effect']}" for c in chain)])
-    l3 = "; ".join(dict.fromkeys(x for x in (a.levels.L3, b.levels.L3) if x)) or None
     data = {"episode_id": name, "kind": "schema", "roles": roles,
             "relations": [ren(r) for r in rels], "causal_chain": chain,
-            "fix_operator": fix,
-            "levels": {"L2": l2[:4000], "L3": l3[:4000] if l3 else None},
+            "fix_operator": fix, "levels": {"L2": l2[:4000]},
             "provenance": {"writer": WRITER}}
+    sig = validate_signature(data)
+    l1, l3 = schema_summary(sig, vocab)
+    data["levels"] = {"L1": l1, "L2": l2[:4000], "L3": l3}
     sig = validate_signature(data)
     origins = {tag[r]: {a.episode_id: r, b.episode_id: role_b[r]} for r in used}
     return InducedSchema(name, sig, (a.episode_id, b.episode_id),
-                         ((a.episode_id, b.episode_id, round(score, 6)),), origins)
+                         ((a.episode_id, b.episode_id, round(score, 6)),), origins), False
 
 
 def induce_schemas(episodes: Sequence[Signature], *, vocab: Vocabulary | None = None,
@@ -359,22 +506,32 @@ def induce_schemas(episodes: Sequence[Signature], *, vocab: Vocabulary | None = 
     descs = {s.episode_id: _compile(s, vocab) for s in episodes}
     by_name: dict[str, InducedSchema] = {}
     compared = well = 0
+    found: list[InducedSchema] = []
+    contra: set[frozenset[str]] = set()
     for a, b in combinations(episodes, 2):
         key = (a.episode_id, b.episode_id)
         compared += 1
         if cache is not None and key in cache:
-            got = cache[key]
+            got, bad = cache[key]
         else:
-            got = induce_schema(a, b, vocab=vocab, params=params,
-                                descriptions=(descs[a.episode_id], descs[b.episode_id]))
+            got, bad = _induce_pair(a, b, vocab=vocab, params=params,
+                                    descriptions=(descs[a.episode_id], descs[b.episode_id]))
             if cache is not None:
-                cache[key] = got
-        if got is None:
-            continue
-        well += 1
+                cache[key] = (got, bad)
+        if bad:
+            contra.add(frozenset(key))
+        if got is not None:
+            well += 1
+            found.append(got)
+    # merge schemas of the same structure, never uniting two members that contradict each
+    # other (a pair whose new member contradicts a member already in is left out; pair order)
+    for got in found:
         old = by_name.get(got.name)
         if old is None:
             by_name[got.name] = got
+            continue
+        new = [m for m in got.members if m not in old.members]
+        if any(frozenset((n, o)) in contra for n in new for o in old.members):
             continue
         members = tuple(dict.fromkeys([*old.members, *got.members]))
         origins = {t: {**old.role_origins.get(t, {}), **got.role_origins.get(t, {})}

@@ -1,8 +1,10 @@
-"""Reading files safely: size limits, JSON/YAML with line numbers, pydantic errors made readable."""
+"""Reading files safely: size limits, JSON/YAML with line numbers and nesting limits, pydantic
+errors made readable."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,15 @@ from analogist.errors import AnalogistError, InputTooLargeError, ParseError
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 """Default ceiling for any one input file (descriptions, signatures, vocabularies)."""
+
+MAX_DEPTH = 64
+"""Deepest nesting of arrays/objects accepted in JSON or YAML input (a Signature needs 4)."""
+
+MAX_VALUES = 1_000_000
+"""Most values one parsed document may hold (counting each use of a YAML alias again)."""
+
+_YAML_BRACKET = re.compile(r"[\[\]{}\n]")
+_JSON_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[\]{}\n]')
 
 
 def read_text(path: str | Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
@@ -46,19 +57,81 @@ def parse_structured(text: str, *, source: str | None = None, fmt: str | None = 
     if fmt is None:
         suffix = Path(source).suffix.lower() if source else ""
         fmt = "yaml" if suffix in (".yaml", ".yml") else "json"
+    too_deep = f"nested deeper than {MAX_DEPTH} levels of arrays/objects"
     if fmt == "json":
+        json_depth_check(text, source=source)
         try:
-            return json.loads(text)
+            data = json.loads(text)
         except json.JSONDecodeError as e:
             raise ParseError(f"malformed JSON: {e.msg} (column {e.colno})", source=source,
                              line=e.lineno) from None
+        except RecursionError:
+            raise ParseError(too_deep, source=source) from None
+        check_depth(data, source=source)
+        return data
+    _yaml_flow_depth_check(text, source)
     try:
-        return yaml.safe_load(text)
+        data = yaml.safe_load(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise ParseError(f"malformed YAML: {problem}", source=source,
                          line=(mark.line + 1) if mark is not None else None) from None
+    except RecursionError:
+        raise ParseError(too_deep, source=source) from None
+    check_depth(data, source=source)
+    return data
+
+
+def json_depth_check(text: str, *, source: str | None = None, max_depth: int = MAX_DEPTH
+                     ) -> None:
+    """Refuse JSON text whose arrays/objects nest deeper than ``max_depth``, naming the line,
+    before any parser recurses into it (a scan over brackets outside strings; no recursion)."""
+    _bracket_depth_check(_JSON_TOKEN, text, source, max_depth)
+
+
+def _bracket_depth_check(tokens: re.Pattern[str], text: str, source: str | None,
+                         max_depth: int) -> None:
+    depth, line = 0, 1
+    for m in tokens.finditer(text):
+        t = m.group()
+        if t == "\n":
+            line += 1
+        elif t in "[{":
+            depth += 1
+            if depth > max_depth:
+                raise ParseError(f"nested deeper than {max_depth} levels of arrays/objects",
+                                 source=source, line=line)
+        elif t in "]}" and depth:
+            depth -= 1
+
+
+def _yaml_flow_depth_check(text: str, source: str | None) -> None:
+    """Refuse YAML whose brackets nest deeper than :data:`MAX_DEPTH` before the parser sees it
+    (its scanner is quadratic in the flow depth). Quotes are not tracked — an apostrophe in a
+    plain scalar would derail that — so brackets inside strings count too; text needing 65
+    unclosed brackets in a row is not a description."""
+    _bracket_depth_check(_YAML_BRACKET, text, source, MAX_DEPTH)
+
+
+def check_depth(value: Any, *, source: str | None = None, max_depth: int = MAX_DEPTH,
+                max_values: int = MAX_VALUES) -> None:
+    """Refuse a parsed document nested deeper than ``max_depth`` or holding more than
+    ``max_values`` values (YAML aliases are counted at every use, so an alias bomb or a
+    self-referencing node is refused too). Iterative: no recursion."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    seen = 0
+    while stack:
+        v, d = stack.pop()
+        seen += 1
+        if seen > max_values:
+            raise ParseError(f"more than {max_values} values (YAML aliases expand at every "
+                             "use)", source=source)
+        if isinstance(v, (dict, list)):
+            if d >= max_depth:
+                raise ParseError(f"nested deeper than {max_depth} levels of arrays/objects",
+                                 source=source)
+            stack.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
 
 
 def load_structured(path: str | Path, *, max_bytes: int = MAX_FILE_BYTES) -> Any:

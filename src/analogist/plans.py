@@ -283,8 +283,14 @@ class Instantiation:
                 "decision": self.decision, "gaps": self.gaps}
 
     def render(self) -> str:
-        out = [f"PLAN {self.plan} -> {self.target}: coverage {self.coverage:.2f}, "
-               f"{'ADAPT (repair the marked gaps)' if self.decision == 'adapted' else 'PLAN FROM SCRATCH (skeleton offered, rejected)'}"]
+        n = len(self.gaps)
+        if self.decision != "adapted":
+            what = "PLAN FROM SCRATCH (skeleton offered, rejected)"
+        elif n:
+            what = f"ADAPT (repair the {n} marked gap{'s' if n > 1 else ''})"
+        else:
+            what = "ADAPT (no gaps: every precondition holds)"
+        out = [f"PLAN {self.plan} -> {self.target}: coverage {self.coverage:.2f}, {what}"]
         for i, s in enumerate(self.steps, 1):
             mark = "GAP " if s["gap"] else "    "
             out.append(f"{mark}{i}. {s['operator']}({', '.join(x or '?' for x in s['args'])})"

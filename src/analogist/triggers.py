@@ -28,11 +28,14 @@ confidence, "the problem seems novel" — are recorded with the decision but rai
 are kept only if the fitted rates show they predict usefulness.
 
 Every firing is written to ``analogy_log`` with the triggers that caused it (:func:`record_firing`
-or :meth:`Memory.tag_analogy` for a row :class:`~analogist.retrieve.Retriever` already wrote);
-outcomes are added with :meth:`Memory.set_outcome`, and negative transfers come from the
-ledger (:meth:`Memory.record_transfer`). :func:`fit_triggers` estimates, per trigger, the
-useful-analogy rate and the negative-transfer rate among firings with a known outcome, with
-Wilson 95% intervals (Wilson 1927).
+or :meth:`Memory.tag_analogy` for a row :class:`~analogist.retrieve.Retriever` already wrote).
+**Closing the loop:** :func:`record_outcome` records what an attempt led to — the analogue used
+and whether it helped, or a negative transfer, optionally with the action's result against the
+no-analogy counterfactual on the same item (a ledger entry, :meth:`Memory.record_transfer`'s
+verdict) — in one transaction (:meth:`Memory.record_outcome`). :func:`fit_triggers` estimates, per
+trigger, the useful-analogy rate and the negative-transfer rate among firings with a known
+outcome, with Wilson 95% intervals (Wilson 1927), and the same rates for attempts that recorded
+no trigger (``untriggered``: the baseline a trigger must beat to be worth keeping).
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ __all__ = [
     "load_action_log",
     "parse_action_log",
     "record_firing",
+    "record_outcome",
     "wilson_interval",
 ]
 
@@ -400,7 +404,61 @@ def fit_triggers(memory: Memory, namespace: str = "default") -> dict[str, Any]:
                   "useful_ci95": list(wilson_interval(s["useful"], n)),
                   "negative_rate": s["negative"] / n if n else None,
                   "negative_ci95": list(wilson_interval(s["negative"], n))}
-    return {"namespace": namespace, "firings": len(rows), "triggers": out}
+    base = [o for o in memory.outcomes(namespace) if o["trigger"] is None]
+    latest: dict[int, dict[str, Any]] = {}
+    for o in base:                      # one attempt counts once: its latest outcome report
+        prev = latest.get(o["log_id"])
+        latest[o["log_id"]] = {**o, "worse": o["ledger_verdict"] == "worse"
+                               or bool(prev and prev["worse"])}
+    n = len(latest)
+    neg = sum(1 for o in latest.values() if o["outcome"] == "negative" or o["worse"])
+    useful = sum(1 for o in latest.values() if o["outcome"] == "useful" and not o["worse"])
+    untriggered = {"with_outcome": n, "useful": useful, "negative": neg,
+                   "useful_rate": useful / n if n else None,
+                   "useful_ci95": list(wilson_interval(useful, n)),
+                   "negative_rate": neg / n if n else None,
+                   "negative_ci95": list(wilson_interval(neg, n))}
+    return {"namespace": namespace, "firings": len(rows), "triggers": out,
+            "untriggered": untriggered}
+
+
+def record_outcome(memory: Memory, log_id: int | None = None, *, helped: bool | None = None,
+                   negative: bool = False, used: str | None = None, note: str | None = None,
+                   result: float | None = None, counterfactual: float | None = None,
+                   higher_is_better: bool = True, item: str | None = None,
+                   action: str | None = None, namespace: str = "default") -> dict[str, Any]:
+    """Record what the analogy attempt ``log_id`` (the id :meth:`Retriever.find`,
+    :func:`record_firing` or ``analogist log`` shows) led to.
+
+    Exactly one of ``helped`` (True: ``useful``, False: ``not_useful``) and ``negative=True``
+    (a negative transfer: acting on the analogy did worse than acting without it) is given.
+    ``used``: the analogue acted on (required when ``log_id`` is None: an analogy used outside
+    ``find`` gets a new log entry). ``result`` (the analogy-driven action's result) with
+    ``counterfactual`` (the no-analogy result on the same item, when known) writes a ledger
+    entry; ``item`` / ``action`` name them (default: the log entry and the analogue). A ledger
+    verdict ``worse`` counts as a negative transfer in :func:`fit_triggers` whatever
+    ``helped`` says. Returns the stored ids, the outcome and the ledger verdict."""
+    if negative is not True and negative is not False:
+        raise TriggerError("negative must be true or false", field="negative")
+    if helped is not None and not isinstance(helped, bool):
+        raise TriggerError("helped must be true, false or absent", field="helped")
+    if (helped is None) == (not negative):
+        raise TriggerError("say either whether the analogy helped (helped) or that it was a "
+                           "negative transfer (negative), not both or neither", field="helped")
+    outcome = "negative" if negative else ("useful" if helped else "not_useful")
+    transfer = None
+    if result is not None:
+        transfer = {"item": item or (f"log:{log_id}" if log_id is not None else f"used:{used}"),
+                    "action": action or (f"acted on {used}" if used else "acted on the analogy"),
+                    "analogy_result": result, "counterfactual_result": counterfactual,
+                    "higher_is_better": higher_is_better}
+    elif counterfactual is not None or item is not None or action is not None:
+        raise TriggerError("counterfactual, item and action go with result (the analogy-driven "
+                           "action's result)", field="result")
+    got = memory.record_outcome(log_id, outcome, used=used, note=note, transfer=transfer,
+                                namespace=namespace)
+    return {**got, "outcome": outcome,
+            "verdict": None if got["ledger"] is None else got["ledger"]["verdict"]}
 
 
 # -- the negative-transfer ledger ---------------------------------------------------------------

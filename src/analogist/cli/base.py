@@ -46,6 +46,9 @@ def main(
                                  help="Print the version and exit."),
 ) -> None:
     """Find, map and check analogies by structure."""
+    from analogist.notes import show_warnings_as_notes
+
+    show_warnings_as_notes()
 
 
 # -- loading inputs --------------------------------------------------------------------------

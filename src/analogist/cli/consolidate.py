@@ -70,7 +70,8 @@ def triggers_check_command(
         typer.echo(json.dumps(out, ensure_ascii=False, indent=2))
         return
     typer.echo(f"tier: {'none' if d.tier is None else d.tier}"
-               + (" (tier 2 blocked by the daily token budget)" if d.budget_blocked else ""))
+               + (" (tier 2 blocked by the daily token budget)" if d.budget_blocked else "")
+               + (f"; recorded as log entry {log_id}" if log_id is not None else ""))
     for t, why in sorted(d.fired.items()):
         typer.echo(f"  {t}: {why}")
     for t, why in sorted(d.weak.items()):
@@ -96,6 +97,10 @@ def triggers_fit_command(
         nr = "n/a" if s["negative_rate"] is None else f"{s['negative_rate']:.2f}"
         typer.echo(f"  {t}{' (weak)' if s['weak'] else ''}: {s['firings']} firing(s), "
                    f"{s['with_outcome']} with outcome; useful {ur}, negative transfer {nr}")
+    u = res["untriggered"]
+    if u["with_outcome"]:
+        typer.echo(f"  (no trigger): {u['with_outcome']} with outcome; useful "
+                   f"{u['useful_rate']:.2f}, negative transfer {u['negative_rate']:.2f}")
 
 
 plans_app = typer.Typer(help="Role-parameterised plans and macros (seed 000 §12).",
@@ -210,3 +215,54 @@ def ledger_command(
     typer.echo(f"{res['entries']} entr(ies); with a counterfactual {res['with_counterfactual']}: "
                f"better {res['better']}, same {res['same']}, worse {res['worse']}; "
                f"negative-transfer rate {rate}")
+
+
+@app.command("outcome")
+def outcome_command(
+    log_id: str | None = typer.Argument(None, metavar="[LOG_ID]",
+                                        help="The analogy attempt (an id from 'analogist log', "
+                                             "'find --json' or 'triggers check --record')."),
+    used: str | None = typer.Option(None, "--used", help="The analogue acted on (episode id); "
+                                                         "required without LOG_ID."),
+    helped: bool | None = typer.Option(None, "--helped/--not-helped",
+                                       help="Whether acting on the analogy helped."),
+    negative: bool = typer.Option(False, "--negative",
+                                  help="A negative transfer: acting on it did worse than "
+                                       "acting without it."),
+    result: float | None = typer.Option(None, "--result",
+                                        help="The analogy-driven action's result (writes a "
+                                             "ledger entry)."),
+    counterfactual: float | None = typer.Option(None, "--counterfactual",
+                                                help="With --result: the result without the "
+                                                     "analogy on the same item."),
+    lower_is_better: bool = typer.Option(False, "--lower-is-better",
+                                         help="With --result: a lower result is better."),
+    item: str | None = typer.Option(None, "--item", help="With --result: the item acted on."),
+    note: str | None = typer.Option(None, "--note", help="A free-text note."),
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    namespace: str = typer.Option("default", "--namespace", help=NAMESPACE_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
+) -> None:
+    """Record what an analogy led to (helped, did not help, negative transfer): the data
+    'triggers fit' and 'ledger' read."""
+    from analogist.triggers import record_outcome
+
+    try:
+        lid = None
+        if log_id is not None:
+            if not log_id.isdigit() or len(log_id) > 18:
+                raise AnalogistError(f"expected a log id (a whole number of at most 18 "
+                                     f"digits), got {log_id!r}"[:200], field="LOG_ID")
+            lid = int(log_id)
+        with _open_store(store) as m:
+            got = record_outcome(m, lid, helped=helped, negative=negative, used=used,
+                                 note=note, result=result, counterfactual=counterfactual,
+                                 higher_is_better=not lower_is_better, item=item,
+                                 namespace=namespace)
+    except AnalogistError as e:
+        _fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(got, ensure_ascii=False, indent=2))
+        return
+    ledger = "" if got["verdict"] is None else f"; ledger verdict {got['verdict']}"
+    typer.echo(f"recorded outcome {got['outcome']} for log entry {got['log_id']}{ledger}")

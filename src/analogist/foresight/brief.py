@@ -274,15 +274,13 @@ def coverage_chart(res: ForesightResult, path: str | Path, *, max_rows: int = 24
     hyps = hyps[:max_rows]
     if not cols or not hyps:
         return "nothing to draw: no aligned analogy"
-    try:
-        import matplotlib
+    from analogist.plots import load_pyplot
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        from matplotlib.colors import ListedColormap
-    except Exception as e:  # pragma: no cover - matplotlib is a dependency
-        return f"chart skipped: matplotlib not importable ({type(e).__name__})"
+    plt, why = load_pyplot()
+    if plt is None:
+        return f"chart skipped: {why}"
     import numpy as np
+    from matplotlib.colors import ListedColormap
 
     grid = np.full((len(hyps), len(cols)), np.nan)
     for j, a in enumerate(cols):

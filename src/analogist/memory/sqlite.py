@@ -291,6 +291,20 @@ MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
             ON CONFLICT(namespace) DO UPDATE SET generation = generation + 1;
         END""" for op, row in (("INSERT", "NEW"), ("UPDATE", "NEW"), ("DELETE", "OLD"))),
     )),
+    (4, "recorded outcomes of analogy attempts (the loop that feeds triggers and the ledger)", (
+        # one row per outcome report; the log entry's outcome column keeps the latest
+        """CREATE TABLE analogy_outcomes (
+            id INTEGER PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            log_id INTEGER NOT NULL REFERENCES analogy_log(id) ON DELETE CASCADE,
+            used TEXT,
+            outcome TEXT NOT NULL CHECK (outcome IN ('useful', 'not_useful', 'negative')),
+            ledger_id INTEGER REFERENCES transfer_ledger(id) ON DELETE SET NULL,
+            note TEXT
+        )""",
+        "CREATE INDEX analogy_outcomes_ns ON analogy_outcomes(namespace, log_id)",
+    )),
 ]
 """Forward-only migrations: (version, description, statements). Never edit a released entry;
 append a new one."""
@@ -455,11 +469,16 @@ def _prepare(record: Any, features: Any = None, embeddings: Any = None) -> _Prep
     return _Prepared(sig, text, feats, tuple(vectors), " ".join(sorted(surface_tokens(sig))))
 
 
+MAX_ID = 2 ** 63 - 1
+"""Largest integer SQLite stores (ids, limits, offsets, counts beyond it are refused)."""
+
+
 def _limit(value: Any, field: str, *, allow_none: bool = True) -> int:
     if value is None and allow_none:
         return -1
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise StoreError(f"expected a non-negative integer, got {value!r}"[:200], field=field)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_ID:
+        raise StoreError(f"expected an integer from 0 to {MAX_ID}, got {value!r}"[:200],
+                         field=field)
     return value
 
 
@@ -501,6 +520,34 @@ def _trigger_fields(trigger: Any, tier: Any, tokens: Any
         raise StoreError(f"tier must be 0, 1 or 2, got {tier!r}"[:200], field="tier")
     tok = None if tokens is None else _limit(tokens, "tokens")
     return trig, tier, tok
+
+
+def _transfer_values(item: Any, action: Any, analogy_result: Any, counterfactual_result: Any,
+                     higher_is_better: Any) -> tuple[str, str, float, float | None, bool, str]:
+    """Validated ledger values and the verdict (``better``/``same``/``worse``/``unknown``)."""
+    for f, v in (("item", item), ("action", action)):
+        if not isinstance(v, str) or not 1 <= len(v) <= MAX_TEXT:
+            raise StoreError(f"{f} must be a string of 1 to {MAX_TEXT} characters", field=f)
+    vals: list[float | None] = []
+    for f, v in (("analogy_result", analogy_result),
+                 ("counterfactual_result", counterfactual_result)):
+        if v is None and f == "counterfactual_result":
+            vals.append(None)
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise StoreError(f"{f} must be a finite number, got {v!r}"[:200], field=f)
+        vals.append(float(v))
+    if not isinstance(higher_is_better, bool):
+        raise StoreError("higher_is_better must be a boolean", field="higher_is_better")
+    a, cf = vals
+    assert a is not None
+    if cf is None:
+        verdict = "unknown"
+    elif a == cf:
+        verdict = "same"
+    else:
+        verdict = "better" if (a > cf) == higher_is_better else "worse"
+    return item, action, a, cf, higher_is_better, verdict
 
 
 # -- the store -----------------------------------------------------------------------------
@@ -811,7 +858,7 @@ class Memory:
                              field="key")
         if isinstance(key, (int, np.integer)):
             row = self.conn.execute("SELECT id FROM signatures WHERE id = ? AND namespace = ?",
-                                    (int(key), ns)).fetchone()
+                                    (_limit(int(key), "key", allow_none=False), ns)).fetchone()
         elif isinstance(key, str):
             row = self.conn.execute(
                 "SELECT id FROM signatures WHERE episode_id = ? AND namespace = ?",
@@ -1192,27 +1239,8 @@ class Memory:
         the same item (when recorded). The verdict is ``better``, ``same`` or ``worse`` (a
         negative transfer) than the counterfactual, or ``unknown`` without one."""
         ns = _namespace(namespace)
-        for f, v in (("item", item), ("action", action)):
-            if not isinstance(v, str) or not 1 <= len(v) <= MAX_TEXT:
-                raise StoreError(f"{f} must be a string of 1 to {MAX_TEXT} characters", field=f)
-        vals = []
-        for f, v in (("analogy_result", analogy_result),
-                     ("counterfactual_result", counterfactual_result)):
-            if v is None and f == "counterfactual_result":
-                vals.append(None)
-                continue
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise StoreError(f"{f} must be a finite number, got {v!r}"[:200], field=f)
-            vals.append(float(v))
-        if not isinstance(higher_is_better, bool):
-            raise StoreError("higher_is_better must be a boolean", field="higher_is_better")
-        a, cf = vals
-        if cf is None:
-            verdict = "unknown"
-        elif a == cf:
-            verdict = "same"
-        else:
-            verdict = "better" if (a > cf) == higher_is_better else "worse"
+        item, action, a, cf, higher_is_better, verdict = _transfer_values(
+            item, action, analogy_result, counterfactual_result, higher_is_better)
         with self._tx() as c:
             if log_id is not None:
                 lid = _limit(log_id, "log_id", allow_none=False)
@@ -1241,6 +1269,87 @@ class Memory:
         for r in out:
             r["higher_is_better"] = bool(r["higher_is_better"])
         return out
+
+    # -- recorded outcomes (schema version 4) ------------------------------------------------
+    def record_outcome(self, log_id: int | None, outcome: str, *, used: str | None = None,
+                       note: str | None = None, transfer: Mapping[str, Any] | None = None,
+                       namespace: str = "default") -> dict[str, Any]:
+        """Record what an analogy attempt led to, in one transaction: an ``analogy_outcomes`` row
+        (``outcome`` one of :data:`OUTCOMES`; ``used`` the analogue acted on; ``note``), the log
+        entry's ``outcome`` set to it, and — with ``transfer`` (the keyword arguments of
+        :meth:`record_transfer` but ``log_id``) — a negative-transfer ledger entry for it.
+
+        ``log_id`` None writes a new log entry first (an analogy used outside ``find``; its
+        candidates are ``[used]``). Returns ``{"id", "log_id", "ledger": {"id", "verdict"} |
+        None}``. Everything is validated before anything is written."""
+        ns = _namespace(namespace)
+        if outcome not in OUTCOMES:
+            raise StoreError(f"outcome must be one of {', '.join(OUTCOMES)}, got {outcome!r}"
+                             [:200], field="outcome")
+        for f, v in (("used", used), ("note", note)):
+            if v is not None and (not isinstance(v, str) or not 1 <= len(v) <= MAX_TEXT
+                                  or _CONTROL.search(v.replace("\n", " "))):
+                raise StoreError(f"{f} must be a string of 1 to {MAX_TEXT} characters",
+                                 field=f)
+        lid = None if log_id is None else _limit(log_id, "log_id", allow_none=False)
+        if lid is None and used is None:
+            raise StoreError("give the log entry of the attempt, or the analogue used",
+                             field="log_id")
+        tv = None
+        if transfer is not None:
+            if not isinstance(transfer, Mapping):
+                raise StoreError("transfer must be a mapping", field="transfer")
+            extra = sorted(set(transfer) - {"item", "action", "analogy_result",
+                                            "counterfactual_result", "higher_is_better"})
+            if extra:
+                raise StoreError(f"unexpected key(s) {', '.join(map(str, extra))}",
+                                 field="transfer")
+            tv = _transfer_values(transfer.get("item"), transfer.get("action"),
+                                  transfer.get("analogy_result"),
+                                  transfer.get("counterfactual_result"),
+                                  transfer.get("higher_is_better", True))
+        now = self._clock().isoformat()
+        with self._tx() as c:
+            if lid is None:
+                cur = c.execute(
+                    "INSERT INTO analogy_log(namespace, created_at, target, candidates, verdict) "
+                    "VALUES (?, ?, ?, ?, ?)", (ns, now, "{}", _json_text([used], "used"),
+                                               "used"))
+                lid = int(cur.lastrowid)  # type: ignore[arg-type]
+            elif c.execute("SELECT 1 FROM analogy_log WHERE id = ? AND namespace = ?",
+                           (lid, ns)).fetchone() is None:
+                raise NotFoundError(f"no analogy log entry {lid} in namespace {ns!r}"[:300],
+                                    field="log_id")
+            ledger = None
+            if tv is not None:
+                item, action, a, cf, hib, verdict = tv
+                cur = c.execute(
+                    "INSERT INTO transfer_ledger(namespace, created_at, log_id, item, action, "
+                    "analogy_result, counterfactual_result, higher_is_better, verdict) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (ns, now, lid, item, action, a, cf, int(hib), verdict))
+                ledger = {"id": int(cur.lastrowid), "verdict": verdict}  # type: ignore[arg-type]
+            cur = c.execute(
+                "INSERT INTO analogy_outcomes(namespace, created_at, log_id, used, outcome, "
+                "ledger_id, note) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (ns, now, lid, used, outcome, None if ledger is None else ledger["id"], note))
+            oid = int(cur.lastrowid)  # type: ignore[arg-type]
+            c.execute("UPDATE analogy_log SET outcome = ? WHERE id = ? AND namespace = ?",
+                      (outcome, lid, ns))
+        return {"id": oid, "log_id": lid, "ledger": ledger}
+
+    def outcomes(self, namespace: str = "default") -> builtins.list[dict[str, Any]]:
+        """Recorded outcomes of ``namespace``, oldest first, each with its log entry's trigger
+        (None when the attempt recorded none) and its ledger verdict (None without one)."""
+        ns = _namespace(namespace)
+        rows = self.conn.execute(
+            "SELECT o.id, o.created_at, o.log_id, o.used, o.outcome, o.note, l.trigger, "
+            "t.verdict FROM analogy_outcomes o JOIN analogy_log l ON l.id = o.log_id "
+            "LEFT JOIN transfer_ledger t ON t.id = o.ledger_id WHERE o.namespace = ? "
+            "ORDER BY o.id", (ns,)).fetchall()
+        return [{"id": r[0], "created_at": r[1], "log_id": r[2], "used": r[3], "outcome": r[4],
+                 "note": r[5], "trigger": None if r[6] is None else json.loads(r[6]),
+                 "ledger_verdict": r[7]} for r in rows]
 
     # -- plans -------------------------------------------------------------------------------
     def add_plan(self, name: str, plan: Any, *, namespace: str = "default") -> int:
@@ -1349,7 +1458,8 @@ class Memory:
         rows = self.conn.execute(
             "SELECT id, plan_id, created_at, task, coverage, decision, status, instantiation, "
             f"success, steps, tokens FROM plan_uses WHERE namespace = ?{where} ORDER BY id",
-            (ns,) if plan_id is None else (ns, int(plan_id))).fetchall()
+            (ns,) if plan_id is None else
+            (ns, _limit(plan_id, "plan_id", allow_none=False))).fetchall()
         keys = ("id", "plan_id", "created_at", "task", "coverage", "decision", "status",
                 "instantiation", "success", "steps", "tokens")
         out = [dict(zip(keys, r, strict=True)) for r in rows]
@@ -1386,7 +1496,7 @@ class Memory:
             cur = c.execute(
                 "UPDATE schemas SET times_used = times_used + 1, "
                 "times_verified = times_verified + ? WHERE id = ? AND namespace = ?",
-                (int(bool(verified)), int(schema_id), ns))
+                (int(bool(verified)), _limit(schema_id, "schema_id", allow_none=False), ns))
             if cur.rowcount == 0:
                 raise NotFoundError(f"no schema {schema_id} in namespace {ns!r}"[:300],
                                     field="schema_id")

@@ -4,6 +4,7 @@ parse options, call these and print)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +24,13 @@ from .runner import run_file
 
 
 def _existing_store(store: Path | None) -> Path:
+    """``store``, else ``$ANALOGIST_STORE`` (as every other command reads it); it must exist."""
     if store is None:
-        raise AnalogistError("--store is required (the SQLite store to measure)",
-                             field="--store")
+        env = os.environ.get("ANALOGIST_STORE")
+        if not env:
+            raise AnalogistError("--store is required (the SQLite store to measure), or set "
+                                 "ANALOGIST_STORE", field="--store")
+        store = Path(env)
     if not Path(store).is_file():
         raise AnalogistError("store file not found", source=str(store))
     return Path(store)

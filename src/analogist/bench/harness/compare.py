@@ -13,7 +13,10 @@ of that side's runs (a tie goes to run 1). The two sides are paired query by que
 * observed run-to-run drift: queries whose outcome is not the same in every run of a side; the
   larger of the two sides is used;
 * the noise floor ``max(min detectable, drift + 1)`` (:func:`~analogist.bench.parb.stats.
-  noise_floor`).
+  noise_floor`);
+* per category, the same pairing restricted to that category's queries (fixed, broken, exact
+  McNemar p), so that a category a gold set is built to probe (``structural``) can be read on
+  its own; the verdict stays the whole set's.
 
 Verdict wording follows seed 002: a net change is called only when McNemar's p < alpha *and* the
 net swing reaches the noise floor; otherwise the verdict is "no measurable difference", with the
@@ -126,6 +129,13 @@ def compare_results(baseline: dict[str, Any], candidate: dict[str, Any], *,
         if (not fixed or not broken) and 0 < abs(net) < floor:
             verdict += (f"; {abs(net)} of {abs(net)} the same way, needs "
                         f"{math.ceil(floor - abs(net))} more or a larger gold set to call")
+    cats = [q.get("category") for q in baseline["runs"][0]["rows"]]
+    per_cat: dict[str, dict[str, Any]] = {}
+    for c in dict.fromkeys(cats):
+        fx = [q for q, x, y, k in zip(ids, a, b, cats, strict=True) if k == c and x < y]
+        br = [q for q, x, y, k in zip(ids, a, b, cats, strict=True) if k == c and x > y]
+        per_cat[str(c)] = {"n": cats.count(c), "fixed": fx, "broken": br,
+                           "mcnemar_p": mcnemar_exact(len(br), len(fx))}
     lat = {}
     for key in ("p50", "p95", "max"):
         x, y = sa[f"latency_{key}_ms"], sb[f"latency_{key}_ms"]
@@ -142,6 +152,7 @@ def compare_results(baseline: dict[str, Any], candidate: dict[str, Any], *,
         "by_category_hit@5": {c: {"baseline": sa["by_category_hit@5"].get(c),
                                   "candidate": sb["by_category_hit@5"].get(c)}
                               for c in sa["by_category_hit@5"]},
+        "by_category_paired": per_cat,
         "fixed": fixed, "broken": broken, "net": net,
         "mcnemar_p": p, "alpha": alpha,
         "min_detectable_queries": m_items,
@@ -182,9 +193,13 @@ def render(cmp: dict[str, Any]) -> str:
         x, y = sa[key], sb[key]
         lines.append(f"{key.replace('_', ' '):22}{f'{x[0]}/{x[1]}':>14}{f'{y[0]}/{y[1]}':>14}")
     lines.append("")
-    lines.append("by category (hit@5)")
+    lines.append("by category (hit@5; paired: fixed/broken, McNemar exact p)")
+    paired = cmp.get("by_category_paired") or {}
     for c, v in cmp["by_category_hit@5"].items():
-        lines.append(f"  {c:20}{v['baseline']:>13.1%} {v['candidate']:>13.1%}")
+        pc = paired.get(c)
+        tail = (f"   {len(pc['fixed'])}/{len(pc['broken'])}, p = {pc['mcnemar_p']:.4g}"
+                if pc else "")
+        lines.append(f"  {c:20}{v['baseline']:>13.1%} {v['candidate']:>13.1%}{tail}")
     lines.append("")
     lines.append(f"queries {cmp['queries']}; fixed {len(cmp['fixed'])}, broken "
                  f"{len(cmp['broken'])}, net {cmp['net']:+d}; McNemar exact p = "

@@ -20,11 +20,21 @@ carries a ``derivation`` string saying how its answer was obtained. Categories:
   nothing ("no match").
 * ``superseded`` — derived from supersession links: the query is made of words the stale episode
   and its correction share; the correction must be returned and rank above the stale episode.
-* ``structural`` — new for analogy: the query is a stored episode's whole Signature (the episode
-  itself excluded from the ranking); the answers are episodes with the same WL fingerprint (same
-  signature shape) whose concrete narrative (L0 plus surface entities) shares no content word
-  with the query's narrative ("far analogues"; the abstract levels and role descriptions of
-  one mechanism legitimately share words, so they are not part of this check).
+* ``structural`` — new for analogy, derived from the store's own structure as seed 002 derives
+  its associative category from graph edges: the query is a stored episode's whole Signature
+  (the episode itself excluded from the ranking; a text retriever sees its narrative); the
+  answers are the live episodes the store itself makes plausible analogues of it — SME maps the
+  pair well (the mapping covers at least ``min_structural_score`` of the larger self-match, as
+  :mod:`analogist.consolidate` rates pairs), their concrete narratives (L0 plus surface
+  entities) overlap little (content-word Jaccard at most ``max_surface_overlap``: "far
+  analogues"; the abstract levels and role descriptions of one mechanism legitimately share
+  words, so they are not part of this check), and the judge finds no contradiction between
+  them (its contradictions plus :func:`analogist.consolidate.pair_contradictions`, so a
+  reversed-edge decoy is not an answer). Every answer's score and overlap are recorded in the
+  query's derivation. The fused and structural retrievers rank their shortlist by SME, so their
+  advantage on this category is expected by construction (as the associative retriever's is on
+  ``associative``); the category measures whether retrieval *reaches* the analogues a text
+  retriever cannot.
 
 Departures from seed 002: ids are episode ids; the builder mines associative queries from the
 store's structural edges (there is no value hub); ``structural`` is an added category; the
@@ -49,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from analogist.errors import AnalogistError
-from analogist.io import read_text
+from analogist.io import json_depth_check, read_text
 
 FORMAT = "analogist-goldset/1"
 CATEGORIES = ("exact_rare", "phrase", "paraphrase", "associative", "nonsense", "superseded",
@@ -115,6 +125,9 @@ def narrative_text(data: Mapping[str, Any]) -> str:
                                                       or [])]).strip()
 
 
+_SHARES = ("min_structural_score", "max_surface_overlap")
+
+
 @dataclass(frozen=True, slots=True)
 class GoldSetParams:
     """Gold-set builder settings (seed 002, "The gold set — 38 queries").
@@ -129,6 +142,10 @@ class GoldSetParams:
             78,768-node corpus).
         assoc_words: distinctive words in an associative / superseded query.
         seed: the random seed for nonsense words.
+        min_structural_score: a structural answer's SME mapping covers at least this share of
+            the larger of the two self-match scores (consolidation's ``min_pair_score``).
+        max_surface_overlap: a structural answer's narrative shares at most this Jaccard share
+            of content words with the query's narrative.
     """
 
     n_exact_rare: int = 8
@@ -143,10 +160,15 @@ class GoldSetParams:
     max_phrase_matches: int = 6
     assoc_words: int = 3
     seed: int = 0
+    min_structural_score: float = 0.5
+    max_surface_overlap: float = 0.1
 
     def __post_init__(self) -> None:
         for name, v in asdict(self).items():
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            if name in _SHARES:
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
+                    raise GoldSetError(f"{name} must be a number in [0, 1]", field=name)
+            elif isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise GoldSetError(f"{name} must be a non-negative integer", field=name)
         for name in ("rare_words_per_query", "phrase_len", "assoc_words", "min_rare_len"):
             if getattr(self, name) < 1:
@@ -334,6 +356,76 @@ def _nonsense_word(rng: random.Random) -> str:
     return "".join(rng.choice(cons) + rng.choice(vow) for _ in range(3)) + rng.choice(cons)
 
 
+def surface_overlap(a: Mapping[str, Any], b: Mapping[str, Any]) -> float:
+    """Jaccard share of content words between two episodes' narratives (L0 plus entities)."""
+    wa, wb = content_words(narrative_text(a)), content_words(narrative_text(b))
+    return len(wa & wb) / len(wa | wb) if wa or wb else 0.0
+
+
+class _PairRater:
+    """Rates stored pairs as structural analogues (see ``structural`` in the module docstring),
+    compiling each episode once."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        # imported here: the runner imports this module under other builds of analogist (see
+        # .refs), which need not have these; only building and checking a gold set use them
+        from analogist.consolidate import pair_contradictions, pair_score
+        from analogist.judge import judge_mapping, self_score
+        from analogist.signature import (
+            compile_signature,
+            default_signature_vocabulary,
+            validate_signature,
+        )
+        from analogist.sme import match
+
+        self._fns = (pair_contradictions, pair_score, judge_mapping, self_score, match)
+        self.corpus = corpus
+        self.vocab = default_signature_vocabulary()
+        self._validate, self._compile_fn = validate_signature, compile_signature
+        self._c: dict[str, tuple[Any, Any, float, frozenset[str]]] = {}
+
+    def _compiled(self, eid: str) -> tuple[Any, Any, float, frozenset[str]]:
+        got = self._c.get(eid)
+        if got is None:
+            import warnings
+
+            sig = self._validate(self.corpus.data[eid], source=eid)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")   # proposed terms: compiled as written
+                desc = self._compile_fn(sig, self.vocab)
+            preds = frozenset(self.vocab.canonical(a.predicate) for _f, a in sig.atoms())
+            got = self._c[eid] = (sig, desc, self._fns[3](desc), preds)
+        return got
+
+    def rate(self, src: str, other: str) -> tuple[float, list[str]]:
+        """(SME share of the larger self-match, contradictions either way) for src -> other."""
+        pair_contradictions, pair_score, judge_mapping, _self_score, match = self._fns
+        sa, da, xa, pa = self._compiled(src)
+        sb, db, xb, pb = self._compiled(other)
+        if not pa & pb:
+            return 0.0, []
+        res = match(da, db)
+        if res.best is None:
+            return 0.0, []
+        rep = judge_mapping(sa, sb, da, db, res, source_self_score=xa)
+        bad = [*rep.contradictions, *pair_contradictions(sa, sb, dict(rep.role_map), self.vocab)]
+        return pair_score(res.best.score, xa, xb), list(dict.fromkeys(bad))
+
+    def answers(self, src: str, p: GoldSetParams) -> dict[str, tuple[float, float]]:
+        """Live episodes that are structural analogues of ``src`` -> (score, surface overlap)."""
+        out: dict[str, tuple[float, float]] = {}
+        for o in self.corpus.live:
+            if o == src or self.corpus.data[o].get("kind") == "schema":
+                continue
+            ov = surface_overlap(self.corpus.data[src], self.corpus.data[o])
+            if ov > p.max_surface_overlap:
+                continue
+            score, bad = self.rate(src, o)
+            if score >= p.min_structural_score and not bad:
+                out[o] = (round(score, 4), round(ov, 4))
+        return out
+
+
 # -- build ---------------------------------------------------------------------------------------
 def build_goldset(memory: Any, namespace: str = "default", *,
                   paraphrases: Sequence[Mapping[str, Any]] = (),
@@ -479,26 +571,27 @@ def build_goldset(memory: Any, namespace: str = "default", *,
 
     # structural
     n = 0
+    rater = _PairRater(corpus) if p.n_structural else None
     for eid in live:
-        if n >= p.n_structural:
+        if n >= p.n_structural or rater is None:
             break
-        fp = corpus.fingerprint.get(eid)
-        if fp is None:
+        if corpus.data[eid].get("kind") == "schema":
             continue
-        mine = content_words(narrative_text(corpus.data[eid]))
-        answers = sorted(o for o, f in corpus.fingerprint.items()
-                         if f == fp and o != eid and o not in corpus.superseded_by
-                         and not (content_words(narrative_text(corpus.data[o])) & mine))
-        if not answers:
+        found = rater.answers(eid, p)
+        if not found:
             continue
         n += 1
+        answers = tuple(sorted(found))
+        rated = ", ".join(f"{o} {found[o][0]:.2f}/{found[o][1]:.2f}" for o in answers)
         queries.append(GoldQuery(
-            f"structural-{n:02d}", "structural", narrative_text(corpus.data[eid]),
-            tuple(answers),
-            f"query = the whole signature of {eid} (excluded from the ranking); answers = "
-            "episodes with the same WL fingerprint whose narrative (L0 + entities) shares no "
-            "content word with its narrative",
-            signature=corpus.data[eid], exclude=(eid,), check={"source": eid}))
+            f"structural-{n:02d}", "structural", narrative_text(corpus.data[eid]), answers,
+            f"query = the whole signature of {eid} (excluded from the ranking); answers = the "
+            f"live episodes the store makes plausible analogues of it: SME covers at least "
+            f"{p.min_structural_score:.2f} of the larger self-match, narrative word overlap "
+            f"(Jaccard) at most {p.max_surface_overlap:.2f}, no contradiction found by the "
+            f"judge either way (answer score/overlap: {rated})",
+            signature=corpus.data[eid], exclude=(eid,),
+            check={"source": eid, "answers": {o: list(found[o]) for o in answers}}))
 
     return GoldSet(namespace, corpus.fingerprint_hash, len(corpus.data), p, tuple(queries))
 
@@ -512,6 +605,7 @@ def check_goldset(gold: GoldSet, memory: Any, namespace: str | None = None) -> l
     df = _doc_freq(corpus)
     vocab = set(df)
     problems: list[str] = []
+    rater: _PairRater | None = None
 
     def bad(q: GoldQuery, why: str) -> None:
         problems.append(f"{q.id} ({q.category}): {why}")
@@ -562,15 +656,24 @@ def check_goldset(gold: GoldSet, memory: Any, namespace: str | None = None) -> l
                 bad(q, f"{stale} is no longer superseded by {q.expected[0]}")
         elif q.category == "structural":
             src = c.get("source")
-            fp = corpus.fingerprint.get(src)
-            lost = [e for e in q.expected if corpus.fingerprint.get(e) != fp]
-            mine = content_words(narrative_text(q.signature or {}))
-            shared = [e for e in q.expected
-                      if content_words(narrative_text(corpus.data[e])) & mine]
-            if fp is None or lost:
-                bad(q, f"answers {lost} no longer share the WL fingerprint of {src}")
-            elif shared:
-                bad(q, f"answers {shared} now share a content word with the query")
+            if src not in corpus.data:
+                bad(q, f"source episode {src!r} is gone")
+                continue
+            if rater is None:
+                rater = _PairRater(corpus)
+            lost = []
+            for e in q.expected:
+                ov = surface_overlap(q.signature or corpus.data[src], corpus.data[e])
+                score, why = rater.rate(src, e)
+                if ov > gold.params.max_surface_overlap:
+                    lost.append(f"{e} (narrative overlap {ov:.2f})")
+                elif why:
+                    lost.append(f"{e} (contradicts: {why[0]})")
+                elif score < gold.params.min_structural_score:
+                    lost.append(f"{e} (SME share {score:.2f})")
+            if lost:
+                bad(q, f"answers no longer structural analogues of {src}: {'; '.join(lost)}"
+                    [:500])
     return problems
 
 
@@ -651,11 +754,13 @@ def goldset_from_json(data: Any, source: str = "<gold set>") -> GoldSet:
 
 def read_json_file(path: str | Path, *, error: type[AnalogistError] = AnalogistError) -> Any:
     """Parse a harness JSON file (gold set or run result) read through
-    :func:`analogist.io.read_text` (size cap, UTF-8, no NUL); failures raise ``error`` naming
-    the file (and the line for malformed JSON)."""
+    :func:`analogist.io.read_text` (size cap, UTF-8, no NUL) and
+    :func:`analogist.io.json_depth_check` (nesting limit); failures raise ``error`` naming the
+    file (and the line for malformed or too deeply nested JSON)."""
     p = Path(path)
     try:
         text = read_text(p)
+        json_depth_check(text, source=str(p))
     except AnalogistError as e:
         raise error(e.message, source=str(p), line=e.line) from None
     try:

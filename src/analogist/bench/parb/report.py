@@ -80,13 +80,11 @@ def controls_lines(ctl: dict[str, Any] | None) -> list[str]:
 
 
 def _plots(results: dict[str, Any], out: Path) -> tuple[list[str], str | None]:
-    try:
-        import matplotlib
+    from analogist.plots import load_pyplot
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except Exception as e:  # noqa: BLE001 - any import failure means no plots
-        return [], f"plots skipped: matplotlib not importable ({type(e).__name__})"
+    plt, why = load_pyplot()
+    if plt is None:
+        return [], f"plots skipped: {why}"
     files: list[str] = []
     for sp, data in results["splits"].items():
         arms = data.get("arms") or {}
