@@ -239,8 +239,9 @@ def test_subsample_is_a_seeded_ordered_subset(xs: list[int], limit: int, seed: i
 @given(st.lists(st.floats(0, 1), min_size=1, max_size=8), st.integers(0, 5))
 def test_pick_is_a_top_scorer(scores: list[float], seed: int) -> None:
     i, tie = _pick(scores, "k", seed)
-    assert scores[i] == max(scores)
-    assert tie == (scores.count(max(scores)) > 1)
+    top = max(scores)  # scores within 1e-12 of the best are a tie (float noise, not a win)
+    assert scores[i] >= top - 1e-12
+    assert tie == (sum(s >= top - 1e-12 for s in scores) > 1)
 
 
 def test_retrieval_metrics() -> None:
