@@ -47,6 +47,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from analogist.errors import AnalogistError
+from analogist.llm.base import DEFAULT_WRITER
 from analogist.memory.sqlite import DuplicateEpisodeError, Memory, NotFoundError
 from analogist.service.keys import ApiKey, KeyStore, check_namespace
 from analogist.service.runtime import BodyLimit, Jobs, Metrics, RateLimiter
@@ -134,7 +135,7 @@ class EncodeBody(_Body):
     text: str = Field(..., min_length=1)
     episode_id: str | None = None
     domain: str | None = None
-    writer: Literal["llm", "deterministic"] = "llm"
+    writer: Literal["llm", "deterministic"] = DEFAULT_WRITER
     store: bool = True
 
 

@@ -22,7 +22,7 @@ Environment variables::
                                 retries and repair rounds
     ANALOGIST_LLM_RUN_BUDGET_TOKENS / _RUN_BUDGET_S     the provider's lifetime (one command,
                                 one benchmark run); a call past either budget is refused
-    ANALOGIST_LLM_CONTEXT       the local provider's context window in tokens (default 4096)
+    ANALOGIST_LLM_CONTEXT       the local provider's context window in tokens (default 8192)
     ANALOGIST_LLM_THREADS       the local provider's CPU threads (default: all cores)
     ANALOGIST_LLM_CACHE         a path, "on" (the default path) or "off"
     ANALOGIST_CONFIG            the config file (default $XDG_CONFIG_HOME/analogist/config.toml,
@@ -102,7 +102,7 @@ class LLMConfig:
     call_budget_s: float | None = None
     run_budget_tokens: int | None = None
     run_budget_s: float | None = None
-    context_tokens: int = 4096
+    context_tokens: int = 8192
     threads: int | None = None
 
     def __post_init__(self) -> None:

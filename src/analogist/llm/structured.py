@@ -50,11 +50,16 @@ __all__ = ["CallState", "Reply", "StructuredProvider", "bounded_schema", "parse_
 
 _FENCE_RE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
-#: bounds :func:`bounded_schema` puts on strings (characters) and arrays (items)
-LONG_TEXT_KEYS = frozenset({"L0", "L1", "L2", "L3", "description", "mechanism"})
+#: bounds :func:`bounded_schema` puts on strings (characters) and arrays (items), by key
+LONG_TEXT_KEYS = frozenset({"L0", "L1", "L2", "L3"})
+NAME_KEYS = frozenset({"tag", "predicate", "name", "target_role", "analogue_role",
+                       "candidate_role", "query_role", "part", "choice", "kind", "domain"})
+SHORT_LIST_KEYS = frozenset({"args"})
 MAX_LONG_TEXT = 600
 MAX_TEXT = 160
-MAX_ITEMS = 8
+MAX_NAME = 40
+MAX_ITEMS = 6
+MAX_SHORT_ITEMS = 3
 MAX_TOKENS_CAP = 4096
 MIN_TOKENS = 128
 
@@ -113,6 +118,16 @@ def _types(node: Mapping[str, Any]) -> list[str]:
     return [t] if isinstance(t, str) else [x for x in t or [] if isinstance(x, str)]
 
 
+_ITEM_OF = {"args": "tag", "entities": "name"}
+"""The key an array's items are bounded as (an ``args`` item is a role tag)."""
+
+
+def _text_bound(key: str) -> int:
+    if key in LONG_TEXT_KEYS:
+        return MAX_LONG_TEXT
+    return MAX_NAME if key in NAME_KEYS else MAX_TEXT
+
+
 def _estimate(node: Any, key: str = "") -> float:
     """Upper estimate of the tokens a JSON value valid against ``node`` takes (see
     :func:`schema_max_tokens`)."""
@@ -123,11 +138,10 @@ def _estimate(node: Any, key: str = "") -> float:
     types = [t for t in _types(node) if t != "null"] or ["null"]
     t = types[0]
     if t == "string":
-        limit = node.get("maxLength") or (MAX_LONG_TEXT if key in LONG_TEXT_KEYS else MAX_TEXT)
-        return 2.0 + float(limit) / 3.0
+        return 2.0 + float(node.get("maxLength") or _text_bound(key)) / 3.0
     if t == "array":
-        n = node.get("maxItems") or MAX_ITEMS
-        return 2.0 + float(n) * (1.0 + _estimate(node.get("items")))
+        n = node.get("maxItems") or (MAX_SHORT_ITEMS if key in SHORT_LIST_KEYS else MAX_ITEMS)
+        return 2.0 + float(n) * (1.0 + _estimate(node.get("items"), _ITEM_OF.get(key, "")))
     if t == "object":
         props = node.get("properties") or {}
         return 2.0 + sum(2.0 + len(k) / 3.0 + _estimate(v, k) for k, v in props.items())
@@ -138,9 +152,11 @@ def schema_max_tokens(schema: Mapping[str, Any]) -> int:
     """A default ``max_tokens`` sized to ``schema``.
 
     An upper estimate of the reply's tokens when strings keep to :data:`MAX_TEXT` characters
-    (:data:`MAX_LONG_TEXT` for the level texts and descriptions), arrays to :data:`MAX_ITEMS`
-    items and one token covers about three characters — or to the schema's own ``maxLength`` /
-    ``maxItems`` where it has them — clamped to [:data:`MIN_TOKENS`, :data:`MAX_TOKENS_CAP`].
+    (:data:`MAX_LONG_TEXT` for the level texts, :data:`MAX_NAME` for tags,
+    predicates and other names), arrays to :data:`MAX_ITEMS` items (:data:`MAX_SHORT_ITEMS` for
+    an atom's ``args``) and one token covers about three characters — or to the schema's own
+    ``maxLength`` / ``maxItems`` where it has them — clamped to [:data:`MIN_TOKENS`,
+    :data:`MAX_TOKENS_CAP`].
     It bounds what a grammar-constrained generation can cost instead of letting it run to the
     timeout; a reply cut off by it reports ``finish_reason=length`` and gets a repair round.
     """
@@ -155,18 +171,19 @@ def bounded_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
 
     def walk(node: Any, key: str = "") -> Any:
         if isinstance(node, list):
-            return [walk(x) for x in node]
+            return [walk(x, key) for x in node]
         if not isinstance(node, Mapping):
             return node
-        out = {k: (walk(v) if k in ("items", "anyOf", "oneOf", "allOf") else v)
+        out = {k: (walk(v, _ITEM_OF.get(key, "")) if k == "items"
+                   else walk(v, key) if k in ("anyOf", "oneOf", "allOf") else v)
                for k, v in node.items() if k != "properties"}
         if "properties" in node:
             out["properties"] = {k: walk(v, k) for k, v in node["properties"].items()}
         types = _types(node)
         if "string" in types and "enum" not in node and "maxLength" not in node:
-            out["maxLength"] = MAX_LONG_TEXT if key in LONG_TEXT_KEYS else MAX_TEXT
+            out["maxLength"] = _text_bound(key)
         if "array" in types and "maxItems" not in node:
-            out["maxItems"] = MAX_ITEMS
+            out["maxItems"] = MAX_SHORT_ITEMS if key in SHORT_LIST_KEYS else MAX_ITEMS
         return out
 
     return walk(schema)
@@ -356,7 +373,7 @@ class StructuredProvider:
                                    f"max_tokens={max_tok})")
                 if state.repairs >= self.config.repair_retries:
                     raise LLMResponseError(
-                        f"{self.where}: model {self.config.model!r} gave no schema-valid JSON "
+                        f"{self.where}: model {self.model!r} gave no schema-valid JSON "
                         f"for {schema_name!r} after {state.repairs} repair round(s); last error: "
                         f"{last_error}; last reply: {excerpt(reply.content, 200)!r}") from None
                 self._check_call_budget(state, schema_name)
