@@ -21,6 +21,7 @@ from analogist.llm import (
     ResponseCache,
     default_provider,
     load_llm_config,
+    make_provider,
 )
 from tests.chat_server import ChatServer, Recorded, Reply
 
@@ -539,3 +540,28 @@ def test_live_endpoint_tiny_structured_call() -> None:
         provider.close()
     assert r.data["sum"] == 5
     assert provider.usage.calls == 1
+
+
+def test_every_face_defaults_to_the_one_writer_constant() -> None:
+    import inspect
+
+    from analogist import cli, server
+    from analogist.llm import DEFAULT_WRITER, WRITERS
+
+    assert DEFAULT_WRITER == "deterministic" and DEFAULT_WRITER in WRITERS
+    assert server.EncodeBody.model_fields["writer"].default == DEFAULT_WRITER
+    assert inspect.signature(cli.encode_command).parameters["writer"].default.default \
+        == DEFAULT_WRITER
+
+
+def test_local_provider_config_from_the_environment(tmp_path: Path) -> None:
+    env = {"ANALOGIST_LLM_PROVIDER": "local", "ANALOGIST_LLM_MODEL": str(tmp_path / "m.gguf"),
+           "ANALOGIST_LLM_CALL_BUDGET_S": "5", "ANALOGIST_LLM_RUN_BUDGET_TOKENS": "1000",
+           "XDG_CONFIG_HOME": str(tmp_path)}
+    cfg = load_llm_config(env=env)
+    assert cfg is not None and cfg.provider == "local" and cfg.call_budget_s == 5.0
+    assert cfg.run_budget_tokens == 1000
+    with pytest.raises(AnalogistError, match="ANALOGIST_LLM_PROVIDER"):
+        load_llm_config(env={**env, "ANALOGIST_LLM_PROVIDER": "ollama"})
+    with pytest.raises(AnalogistError, match="no such file"):
+        make_provider(cfg)
