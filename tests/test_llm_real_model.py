@@ -34,9 +34,8 @@ from analogist.memory.sqlite import Memory
 from analogist.parametric import PARAMETRIC_LABEL, propose_parametric
 from analogist.retrieve import Retriever
 from analogist.signature import validate_signature
+from tests.test_find_llm import SEED, target
 
-HERE = Path(__file__).parent
-SEED = json.loads((HERE / "data" / "seed_example_signature.json").read_text())
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 STORY = ("The night shift relied on a single temperature sensor to decide when to open the "
          "cooling valve. The sensor had drifted and read low, so the controller kept the valve "
@@ -73,17 +72,6 @@ def local_config(**kw: object) -> LLMConfig:
 def local() -> LocalLlamaProvider:
     """A provider with its own budgets; the loaded model is shared by all (once per process)."""
     return LocalLlamaProvider(local_config())
-
-
-def target() -> dict:
-    return {
-        "episode_id": "ledger", "kind": "failure",
-        "roles": {"ACC": "bank account", "TOT": "copied ledger total", "CLK": "clerk"},
-        "relations": [["derives_from", "TOT", "ACC"], ["trusts_as_authoritative", "CLK", "TOT"],
-                      ["skips_check", "CLK", "ACC"], ["diverges_from", "TOT", "ACC"]],
-        "causal_chain": [],
-        "surface": {"domain": "accounting", "entities": ["ledger"]},
-    }
 
 
 def assert_accounted(usage: dict) -> None:
