@@ -119,6 +119,12 @@ class LocalLlamaProvider(StructuredProvider):
         model (``xllamacpp`` always starts one; analogist itself calls the model in-process)."""
         return str(self._server.listening_address)
 
+    def _generate(self, request: dict[str, Any]) -> Any:
+        try:
+            return self._server.handle_chat_completions(request)
+        except Exception as e:  # the bindings raise plain RuntimeErrors
+            raise LLMError(f"{self.where}: llama.cpp failed: {type(e).__name__}: {e}") from None
+
     def _round(self, conversation: list[dict[str, str]], schema: Mapping[str, Any],
                schema_name: str, temp: float, max_tok: int, state: CallState) -> Reply:
         budget = self.config.call_budget_s or self.config.timeout_s
@@ -131,7 +137,7 @@ class LocalLlamaProvider(StructuredProvider):
         if self.config.seed is not None:
             request["seed"] = self.config.seed
         state.attempts += 1
-        body = self._server.handle_chat_completions(request)
+        body = self._generate(request)
         if isinstance(body, dict) and "error" in body:
             err = body["error"]
             message = err.get("message") if isinstance(err, dict) else str(err)
@@ -144,7 +150,7 @@ class LocalLlamaProvider(StructuredProvider):
             request = {k: v for k, v in request.items() if k != "json_schema"} | {
                 "messages": msgs}
             state.attempts += 1
-            body = self._server.handle_chat_completions(request)
+            body = self._generate(request)
             if isinstance(body, dict) and "error" in body:
                 raise LLMError(f"{self.where}: llama.cpp refused the request: {body['error']}")
         reply = parse_chat_completion(body, self.where, self.config.model)
