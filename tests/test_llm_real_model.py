@@ -63,7 +63,7 @@ pytestmark = pytest.mark.skipif(GGUF is None, reason=f"real-model tests: {WHY}")
 
 def local_config(**kw: object) -> LLMConfig:
     settings: dict = {"base_url": "local:", "model": str(GGUF), "provider": "local",
-                      "call_budget_s": 10.0, "run_budget_s": 20.0, "repair_retries": 1,
+                      "call_budget_s": 10.0, "run_budget_s": 15.0, "repair_retries": 1,
                       "seed": 1} | kw
     return LLMConfig(**settings)
 
@@ -92,8 +92,8 @@ def test_cli_encode_with_the_local_writer_prints_a_signature_or_one_line(tmp_pat
         monkeypatch.delenv(k, raising=False)
     monkeypatch.setenv("ANALOGIST_LLM_PROVIDER", "local")
     monkeypatch.setenv("ANALOGIST_LLM_MODEL", str(GGUF))
-    monkeypatch.setenv("ANALOGIST_LLM_CALL_BUDGET_S", "10")
-    monkeypatch.setenv("ANALOGIST_LLM_RUN_BUDGET_S", "25")
+    monkeypatch.setenv("ANALOGIST_LLM_CALL_BUDGET_S", "15")
+    monkeypatch.setenv("ANALOGIST_LLM_RUN_BUDGET_S", "35")
     r = CliRunner().invoke(app, ["encode", str(story), "--writer", "llm", "--json"])
     assert r.exit_code in (0, 2), r.output
     assert "Traceback" not in r.output
