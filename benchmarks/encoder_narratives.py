@@ -1,0 +1,193 @@
+"""Cross-domain narratives through the real CLI path: does text find its analogue, not its decoy?
+
+The set (``benchmarks/narratives/cross_domain.yaml``) has eight mechanisms, each told in two
+domains; every story has a same-words surface decoy (another mechanism, same domain) and a
+minimal-pair decoy (one causal edge reversed or flipped). All 48 texts are stored with
+``analogist add --from-text`` in a temporary store; then each story is the target of
+``analogist find --from-text`` (the full story, and the story without its last, outcome
+sentence). The story's own stored copy is left out of its ranking.
+
+Reported per variant (full / no outcome):
+
+* ``partner_first`` — the other-domain story of the same mechanism ranks first;
+* ``above_both_decoys`` — the partner ranks above both of the story's own decoys (a decoy that
+  is not returned counts as below);
+* ``decoy_transfers`` — how many of the story's own decoys the judge would transfer from
+  (conclusions transferred; should be 0).
+
+Also the encoding speed of the ``add`` step (texts per second, wall and CPU).
+Writes ``benchmarks/results/encoder_narratives.json`` (+ ``.png``).
+
+    python benchmarks/encoder_narratives.py [--out benchmarks/results/encoder_narratives.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+from typer.testing import CliRunner
+
+from analogist.cli import app
+
+HERE = Path(__file__).parent
+SET = HERE / "narratives" / "cross_domain.yaml"
+RESULTS = HERE / "results"
+
+
+def load_set(path: Path = SET) -> list[dict[str, Any]]:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))["stories"]
+
+
+def without_outcome(text: str) -> str:
+    sents = re.split(r"(?<=[.!?])\s+", text.strip())
+    return " ".join(sents[:-1]) if len(sents) > 1 else text
+
+
+class CliFailed(Exception):
+    pass
+
+
+def _invoke(runner: CliRunner, args: list[str]) -> str:
+    r = runner.invoke(app, args, catch_exceptions=False)
+    if r.exit_code != 0:
+        raise CliFailed(r.output.strip())
+    return r.stdout
+
+
+def run(stories: list[dict[str, Any]], work: Path) -> dict[str, Any]:
+    runner = CliRunner()
+    store = work / "store.db"
+    files = []
+    for s in stories:
+        for kind, key in (("", "text"), ("__surface", "surface"), ("__minimal", "minimal")):
+            f = work / "texts" / f"{s['id']}{kind}.txt"
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_text(s[key], encoding="utf-8")
+            files.append(f)
+    t0, c0 = time.perf_counter(), time.process_time()
+    batch_error, refused = None, []
+    try:
+        _invoke(runner, ["add", "--from-text", "--store", str(store), *map(str, files)])
+    except CliFailed as e:            # the batch was refused: store what stores, one by one
+        batch_error = str(e)
+        for f in files:
+            try:
+                _invoke(runner, ["add", "--from-text", "--store", str(store), str(f)])
+            except CliFailed as e1:
+                refused.append({"file": f.name, "error": str(e1)})
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    partner = {}
+    for s in stories:
+        other = [o for o in stories if o["mechanism"] == s["mechanism"] and o["id"] != s["id"]]
+        partner[s["id"]] = other[0]["id"]
+    out: dict[str, Any] = {"add": {"texts": len(files), "wall_s": round(wall, 2),
+                                   "cpu_s": round(cpu, 2),
+                                   "texts_per_s": round(len(files) / wall, 2),
+                                   "batch_error": batch_error, "refused_one_by_one": refused},
+                           "variants": {}}
+    with Progress(transient=True) as bar:
+        task = bar.add_task("finding", total=2 * len(stories))
+        for variant in ("full", "no_outcome"):
+            rows = []
+            for s in stories:
+                q = work / "queries" / f"query_{s['id']}_{variant}.txt"
+                q.parent.mkdir(parents=True, exist_ok=True)
+                q.write_text(s["text"] if variant == "full" else without_outcome(s["text"]),
+                             encoding="utf-8")
+                res = json.loads(_invoke(runner, ["find", "--from-text", str(q), "--store",
+                                                  str(store), "--k", str(len(files)),
+                                                  "--json", "--no-critic"]))
+                hits = [h for h in res["results"] if h["episode_id"] != s["id"]]
+                ids = [h["episode_id"] for h in hits]
+                rank = {e: i for i, e in enumerate(ids)}
+                p = partner[s["id"]]
+                own = {f"{s['id']}__surface", f"{s['id']}__minimal"}
+                pr = rank.get(p)
+                above = pr is not None and all(pr < rank.get(d, len(ids) + 1) for d in own)
+                rows.append({"story": s["id"], "partner": p, "top": ids[:3],
+                             "partner_rank": None if pr is None else pr + 1,
+                             "surface_rank": rank.get(f"{s['id']}__surface"),
+                             "minimal_rank": rank.get(f"{s['id']}__minimal"),
+                             "partner_first": bool(ids) and ids[0] == p,
+                             "above_both_decoys": above,
+                             "decoy_transfers": sum(1 for h in hits
+                                                    if h["episode_id"] in own and h["transfer"]),
+                             "partner_transfers": any(h["transfer"] for h in hits
+                                                      if h["episode_id"] == p),
+                             "no_match": res["no_match"]})
+                bar.update(task, advance=1)
+            n = len(rows)
+            out["variants"][variant] = {
+                "partner_first": round(sum(r["partner_first"] for r in rows) / n, 4),
+                "above_both_decoys": round(sum(r["above_both_decoys"] for r in rows) / n, 4),
+                "decoy_transfers": sum(r["decoy_transfers"] for r in rows),
+                "partner_transfers": round(sum(r["partner_transfers"] for r in rows) / n, 4),
+                "n": n, "rows": rows}
+    return out
+
+
+def _plot(out: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    vs = list(out["variants"])
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    w = 0.35
+    for j, key in enumerate(("partner_first", "above_both_decoys")):
+        ax.bar([i + j * w for i in range(len(vs))], [out["variants"][v][key] for v in vs], w,
+               label=key.replace("_", " "))
+    ax.axhline(0.9, ls="--", c="grey", lw=1)
+    ax.set_xticks([i + w / 2 for i in range(len(vs))], vs)
+    ax.set_ylim(0, 1.05)
+    ax.set_title("cross-domain narratives (find --from-text)")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path, default=RESULTS / "encoder_narratives.json")
+    ap.add_argument("--no-plot", action="store_true")
+    a = ap.parse_args()
+    stories = load_set()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = run(stories, Path(tmp))
+    out["command"] = "python benchmarks/encoder_narratives.py " + " ".join(sys.argv[1:])
+    out["set"] = {"stories": len(stories), "texts": 3 * len(stories),
+                  "mechanisms": len({s["mechanism"] for s in stories}),
+                  "domains": len({s["domain"] for s in stories})}
+    out["git"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, check=False, cwd=HERE).stdout.strip()
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    if not a.no_plot:
+        _plot(out, a.out.with_suffix(".png"))
+    t = Table(title="cross-domain narratives")
+    for c in ("variant", "partner first", "above both decoys", "decoy transfers"):
+        t.add_column(c)
+    for v, r in out["variants"].items():
+        t.add_row(v, f"{r['partner_first']:.2f}", f"{r['above_both_decoys']:.2f}",
+                  str(r["decoy_transfers"]))
+    Console().print(t)
+    Console().print(f"add --from-text: {out['add']['texts_per_s']} texts/s "
+                    f"({out['add']['wall_s']} s wall, {out['add']['cpu_s']} s CPU)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,250 @@
+"""Causal links between clause states: connectives, causal verbs, direction, sign (stage 3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from analogist.encode.clauses import _Clause, _Link, _Mention, _Node
+from analogist.encode.lexicon import (
+    _ADVERBIALS,
+    _EVENT_NOUN,
+    _HOLDER_PREPS,
+    _MARKERS,
+    _OBJECT_CONTROL,
+    _PREP_CONNECTIVES,
+    _RELATIONAL_CAUSAL,
+)
+from analogist.encode.params import EncoderParams
+from analogist.index.embed import Embedder
+from analogist.vocabulary import Vocabulary
+
+
+class _CausalReader:
+    """Mixin of :class:`~analogist.encode.deterministic.DeterministicEncoder`: causal links between clause states: connectives, causal verbs, direction, sign (stage 3)."""
+
+    params: EncoderParams
+    vocab: Vocabulary
+    embedder: Embedder | None
+    nlp: Any
+
+    def _links(self, doc: Any, clauses: list[_Clause],
+               consumed: set[int] | None = None) -> list[_Link]:
+        """Causal links; tokens read as parts of state phrases are added to ``consumed``."""
+        consumed = consumed if consumed is not None else set()
+        by_tok = {c.tok: c for c in clauses}
+        sents = list(doc.sents)
+        links: list[_Link] = []
+        recent: list[_Mention] = []
+
+        def clause_of(tok: Any) -> _Clause | None:
+            cur = tok
+            for _ in range(6):
+                if cur.i in by_tok:
+                    return by_tok[cur.i]
+                if cur.head.i == cur.i:
+                    return None
+                cur = cur.head
+            return None
+
+        def prev_clause(c: _Clause) -> _Clause | None:
+            if c.sent == 0:
+                return None
+            prev = [x for x in clauses if x.sent == c.sent - 1 and x.causal is None]
+            root = [x for x in prev if doc[x.tok].dep_ == "ROOT"]
+            return (root or prev[-1:] or [None])[0]
+
+        def node(c: _Clause) -> _Node:
+            return _Node(clause=c.idx)
+
+        for c in clauses:
+            v = doc[c.tok]
+            for m in c.subjects:
+                if not m.resolved:
+                    recent.append(m)
+            # (a) causal verbs
+            if c.causal is not None:
+                cause: _Node | None = None
+                status = "observed"
+                if c.event_subject == -1:
+                    pc = prev_clause(c)
+                    cause = node(pc) if pc else None
+                    status = "inferred"
+                elif c.event_subject is not None and c.event_subject in by_tok:
+                    cause = node(by_tok[c.event_subject])
+                else:
+                    csubj = [ch for ch in v.children if ch.dep_ == "csubj"]
+                    agent = [ch for ch in v.children if ch.dep_ == "agent"]
+                    if csubj and csubj[0].i in by_tok:
+                        cause = node(by_tok[csubj[0].i])
+                    elif agent and any(ch.dep_ == "nsubjpass" for ch in v.children):
+                        po = self._prep_object(agent[0])
+                        cause = self._entity_state(po[1], recent, consumed) if po else None
+                    else:
+                        st = [ch for ch in v.children if ch.dep_ == "nsubj"]
+                        cause = self._entity_state(st[0], recent, consumed) if st else None
+                    if cause is not None and cause.mention is not None and cause.mention.resolved:
+                        status = "inferred"
+                effect: _Node | None = None
+                comp = [ch for ch in v.children if ch.dep_ in ("ccomp", "xcomp")
+                        and ch.i in by_tok]
+                pcomp = [g for ch in v.children if ch.dep_ == "prep"
+                         for g in ch.children if g.dep_ == "pcomp" and g.i in by_tok]
+                gcomp = [ch for ch in comp if ch.tag_ == "VBG" and any(
+                    x.dep_ == "nsubj" and x.pos_ in ("NOUN", "PROPN") for x in ch.children)]
+                if comp and not gcomp:
+                    effect = node(by_tok[comp[0].i])
+                elif pcomp and not gcomp:
+                    effect = node(by_tok[pcomp[0].i])
+                else:
+                    objs = [ch for ch in v.children if ch.dep_ in ("dobj", "nsubjpass")]
+                    if objs and objs[0].lemma_ == "way" and c.lemma in ("open", "pave"):
+                        consumed.add(objs[0].i)
+                        # "opens the way to X": X is the effect
+                        objs = self._first_prep_object(
+                            [*v.children, *(g for x in v.children if x.dep_ == "dobj"
+                                            for g in x.children)], ("to", "for"))
+                    if not objs:
+                        objs = self._first_prep_object(v.children)
+                    if not objs:
+                        for ch in v.children:
+                            if ch.dep_ == "xcomp" and ch.pos_ == "NOUN":
+                                objs = [ch]            # "leads to(aux) overload(xcomp)"
+                                break
+                            if ch.dep_ in ("ccomp", "oprd") and ch.pos_ == "ADJ":
+                                ns = [g for g in ch.children if g.dep_ == "nsubj"
+                                      and g.pos_ in ("NOUN", "PROPN")]
+                                if ns:                 # "makes X possible"
+                                    objs = ns[:1]
+                                    break
+                    # "leads to the tank running dry": the gerund states the object's state
+                    ger = [ch for ch in v.children if ch.dep_ in ("advcl", "xcomp", "ccomp")
+                           and ch.tag_ == "VBG" and ch.i > v.i]
+                    if ger:
+                        g = ger[0]
+                        gsubj = [x for x in g.children if x.dep_ == "nsubj"
+                                 and x.pos_ in ("NOUN", "PROPN")]
+                        holder_tok = gsubj[0] if gsubj else (
+                            objs[0] if objs and objs[0].i < g.i else None)
+                        if holder_tok is not None:
+                            words, phrase = self._participle_words(g)
+                            consumed.add(g.i)
+                            effect = _Node(mention=self._mention(holder_tok),
+                                           state=self._state_of_words(words, phrase) or "occurs",
+                                           event=True)
+                            objs = []
+                    if objs:
+                        # "led to a wrong quote by the agent": a late by/at/… names the holder
+                        late = [ch for ch in v.children if ch.dep_ in ("agent", "prep")
+                                and ch.i > objs[0].i and ch.lower_ in _HOLDER_PREPS]
+                        effect = self._entity_state(objs[0], recent, consumed, late)
+                if c.lemma == "make" and any(t.lower_ in ("possible", "feasible", "easier")
+                                             for t in v.subtree):
+                    c.causal = "enables"          # "A makes B possible"
+                plain = (cause is not None and effect is not None and cause.clause is None
+                         and effect.clause is None and cause.state == "occurs"
+                         and effect.state == "occurs" and not cause.event and not effect.event
+                         and not any(_EVENT_NOUN.search(nd.mention.head)
+                                     for nd in (cause, effect) if nd.mention is not None))
+                if plain and c.lemma in _RELATIONAL_CAUSAL:
+                    c.causal = None              # an entity-to-entity relation, typed later
+                elif cause is not None and effect is not None:
+                    links.append(_Link(cause, c.causal, effect, 1, status, c.verb, c.sent))
+                else:
+                    c.causal = None
+            # (b) subordinate clauses with a marker
+            if doc[c.tok].dep_ in ("advcl", "ccomp") or (
+                    doc[c.tok].dep_ == "xcomp" and False):
+                marks = [ch for ch in v.children if ch.dep_ in ("mark", "advmod")
+                         and ch.i < v.i]
+                label = ""
+                for mk in marks:
+                    low = mk.text.lower()
+                    prev = doc[mk.i - 1].text.lower() if mk.i > 0 else ""
+                    nxt = doc[mk.i + 1].text.lower() if mk.i + 1 < len(doc) else ""
+                    if low == "though" and prev == "even":
+                        label = "even though"
+                    elif low == "as" and prev == "soon":
+                        label = "as soon as"
+                    elif (low == "so" and nxt == "that") or (low == "that" and prev == "so"):
+                        label = "so that"
+                    elif low in _MARKERS:
+                        label = label or low
+                if not label and any(ch.dep_ == "aux" and ch.lower_ == "to" for ch in v.children):
+                    label = "to (purpose)"
+                main = clause_of(v.head)
+                if label and main is not None and main is not c:
+                    if label == "to (purpose)":
+                        if main.causal is None:
+                            links.append(_Link(node(main), "enables", node(c), 1, "inferred",
+                                               label, c.sent))
+                    else:
+                        edge, sign, status, direction = _MARKERS[label]
+                        a, b = (c, main) if direction == "sub>main" else (main, c)
+                        if a.causal is None and b.causal is None:
+                            links.append(_Link(node(a), edge, node(b), sign, status, label,
+                                               c.sent))
+            elif doc[c.tok].dep_ == "xcomp" and c.causal is None:
+                main = clause_of(v.head)
+                if (main is not None and main.causal is None and main.lemma in _OBJECT_CONTROL
+                        and any(ch.dep_ == "aux" and ch.lower_ == "to" for ch in v.children)):
+                    links.append(_Link(node(main), "enables", node(c), 1, "inferred",
+                                       "to (purpose)", c.sent))
+            # (c) prepositional connectives on this clause
+            for ch in v.children:
+                if ch.dep_ != "prep":
+                    continue
+                w = ch.text.lower()
+                if w == "as":
+                    po = self._prep_object(ch)
+                    if po is not None and po[1].lower_ in ("result", "consequence"):
+                        pc = prev_clause(c) if ch.i < v.i else None
+                        if pc is not None and c.causal is None:
+                            links.append(_Link(node(pc), "causes", node(c), 1, "observed",
+                                               "as a result", c.sent))
+                    continue
+                if w not in _PREP_CONNECTIVES or c.causal is not None:
+                    continue
+                edge, sign, status, label = _PREP_CONNECTIVES[w]
+                pcs = [g for g in ch.subtree if g.i in by_tok and g.i != v.i]
+                src: _Node | None = None
+                if pcs:
+                    src = node(by_tok[pcs[0].i])
+                else:
+                    po = self._prep_object(ch)
+                    if po is not None:
+                        src = self._entity_state(po[1], recent, consumed)
+                if src is not None:
+                    links.append(_Link(src, edge, node(c), sign, status, label, c.sent))
+            # (d) adverbial connectives
+            if c.causal is None:
+                for ch in v.children:
+                    low = ch.text.lower()
+                    if ch.dep_ not in ("advmod", "cc", "mark") or low not in _ADVERBIALS:
+                        continue
+                    if ch.dep_ == "mark" and doc[c.tok].dep_ == "advcl":
+                        continue
+                    if ch.i > v.i and ch.dep_ != "cc":
+                        continue
+                    edge, sign, status = _ADVERBIALS[low]
+                    if ch.dep_ == "cc":
+                        # "A, so B": "so" attaches to A; B is A's conjunct after it
+                        for cj in v.children:
+                            if cj.dep_ == "conj" and cj.i > ch.i and cj.i in by_tok:
+                                links.append(_Link(node(c), edge, node(by_tok[cj.i]), sign,
+                                                   status, low, c.sent))
+                                break
+                        continue
+                    src_c: _Clause | None = None
+                    if doc[c.tok].dep_ == "conj":
+                        src_c = clause_of(v.head)
+                    else:
+                        before = [x for x in v.children if x.i < ch.i and x.i in by_tok
+                                  and x.dep_ in ("ccomp", "advcl", "conj", "parataxis")]
+                        if before:
+                            src_c = by_tok[max(before, key=lambda x: x.i).i]
+                        elif doc[c.tok].dep_ == "ROOT" and ch.i == sents[c.sent].start:
+                            src_c = prev_clause(c)
+                    if src_c is not None and src_c is not c:
+                        links.append(_Link(node(src_c), edge, node(c), sign, status, low,
+                                           c.sent))
+        return links

@@ -1,0 +1,417 @@
+"""Clauses and their arguments: verbs, subjects, objects, states, pronouns (stage 2)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from analogist.encode.base import Triple
+from analogist.encode.lexicon import (
+    _BELIEF_VERBS,
+    _CAUSAL_PREPS,
+    _CAUSAL_VERBS,
+    _DIRECTIONAL,
+    _EVENT_PRONOUNS,
+    _GENERIC_HEADS,
+    _LIGHT_NOUNS,
+    _LIGHT_VERBS,
+    _MOD_DEPS,
+    _OBJECT_CONTROL,
+    _PRONOUNS_PLURAL,
+    _PRONOUNS_SINGULAR,
+    _RELATIVE,
+    _SKIP_PREPS,
+    _singular,
+)
+from analogist.encode.params import EncoderParams
+from analogist.index.embed import Embedder
+from analogist.vocabulary import Vocabulary
+
+
+# -- internal records ----------------------------------------------------------------------------
+@dataclass
+class _Mention:
+    phrase: str
+    head: str
+    plural: bool
+    tok: int                       # doc index of the head token (the pronoun for resolved ones)
+    span: tuple[int, int]          # char span of the surface tokens (for L1)
+    resolved: bool = False
+
+
+@dataclass
+class _Clause:
+    idx: int
+    sent: int
+    tok: int
+    lemma: str
+    verb: str                      # lemma + particle/preposition
+    verb_text: str                 # surface form + particle/preposition (pattern sentences)
+    subjects: list[_Mention] = field(default_factory=list)
+    objects: list[_Mention] = field(default_factory=list)
+    state: str | None = None       # unary state word (adjective, participle or verb lemma)
+    negated: bool = False
+    event_subject: int | None = None   # token of a clause the subject pronoun stands for
+    causal: str | None = None      # edge type when a causal verb
+    complement: str = ""           # a later "prep + word" ("treats X *as truth*"), for typing
+
+
+@dataclass
+class _Node:
+    clause: int | None = None      # clause idx
+    mention: _Mention | None = None
+    state: str | None = None       # attribute for an entity node
+    event: bool = False            # read from a state/event phrase ("the failure of X")
+
+
+@dataclass
+class _Link:
+    cause: _Node
+    edge: str
+    effect: _Node
+    sign: int
+    status: str
+    connective: str
+    sent: int
+
+
+@dataclass
+class _Typed:
+    name: str
+    arity: int
+    proposed: bool
+    score: float                   # margin-based quality in [0, 1]
+    definition: str
+
+
+
+class _ClauseReader:
+    """Mixin of :class:`~analogist.encode.deterministic.DeterministicEncoder`: clauses and their arguments: verbs, subjects, objects, states, pronouns (stage 2)."""
+
+    params: EncoderParams
+    vocab: Vocabulary
+    embedder: Embedder | None
+    nlp: Any
+
+    def _first_prep_object(self, tokens: Any, preps: tuple[str, ...] | None = None) -> list[Any]:
+        """The object of the first preposition among ``tokens`` (only ``preps`` if given)."""
+        for ch in tokens:
+            if ch.dep_ == "prep" and (preps is None or ch.lower_ in preps):
+                po = self._prep_object(ch)
+                if po is not None:
+                    return [po[1]]
+        return []
+
+    # -- mentions ------------------------------------------------------------------------------
+    def _mention(self, tok: Any) -> _Mention:
+        if (tok.lemma_.lower() in _GENERIC_HEADS or (tok.tag_ == "VBG" or tok.lower_.endswith(
+                "ing")) and tok.pos_ == "NOUN"):
+            of = [c for c in tok.children if c.dep_ == "prep" and c.lower_ == "of"]
+            pobj = [g for g in of[0].children if g.dep_ == "pobj"] if of else []
+            if pobj and pobj[0].pos_ in ("NOUN", "PROPN"):
+                tok = pobj[0]
+        mods: list[Any] = []
+
+        def collect(t: Any) -> None:
+            for c in t.lefts:
+                if c.dep_ in _MOD_DEPS and c.pos_ not in ("PUNCT", "DET", "PRON"):
+                    collect(c)
+                    mods.append(c)
+
+        collect(tok)
+        mods = mods[-(self.params.max_phrase_tokens - 1):] if self.params.max_phrase_tokens > 1 \
+            else []
+        toks = sorted([*mods, tok], key=lambda t: t.i)
+        phrase = " ".join(t.text.lower() for t in toks).replace(" - ", "-")
+        head = (tok.lemma_ or tok.text).lower()
+        if tok.pos_ in ("NOUN", "PROPN") and tok.text.isalpha():
+            head = _singular(tok.text.lower())   # the tagger's lemma varies ("species")
+        if not re.search(r"[a-z0-9]", head):
+            head = tok.text.lower()
+        return _Mention(phrase=phrase, head=head, plural=tok.tag_ in ("NNS", "NNPS"), tok=tok.i,
+                        span=(toks[0].idx, tok.idx + len(tok.text)))
+
+    @staticmethod
+    def _conj(tok: Any) -> list[Any]:
+        out = [tok]
+        for c in tok.children:
+            if c.dep_ == "conj" and c.pos_ in ("NOUN", "PROPN", "PRON", "NUM", "X", "ADJ"):
+                out.extend(_ClauseReader._conj(c))
+        return out
+
+    def _resolve(self, tok: Any, recent: list[_Mention]) -> _Mention | None:
+        low = tok.text.lower()
+        want_plural = low in _PRONOUNS_PLURAL
+        cands = [m for m in reversed(recent) if m.plural == want_plural] or list(reversed(recent))
+        if not cands:
+            return None
+        m = cands[0]
+        return _Mention(phrase=m.phrase, head=m.head, plural=m.plural, tok=tok.i,
+                        span=(tok.idx, tok.idx + len(tok.text)), resolved=True)
+
+    def _mentions(self, tok: Any, recent: list[_Mention]) -> list[_Mention]:
+        out: list[_Mention] = []
+        for t in self._conj(tok):
+            if t.pos_ == "PRON":
+                if t.text.lower() in _PRONOUNS_PLURAL | _PRONOUNS_SINGULAR:
+                    m = self._resolve(t, recent)
+                    if m is not None:
+                        out.append(m)
+            elif t.pos_ in ("NOUN", "PROPN", "NUM", "X") or (t.pos_ == "ADJ" and t.dep_ != "acomp"):
+                out.append(self._mention(t))
+        return out
+
+    # -- clauses -------------------------------------------------------------------------------
+    @staticmethod
+    def _is_head(tok: Any) -> bool:
+        if tok.pos_ == "VERB":
+            return tok.dep_ not in ("amod", "compound", "aux", "auxpass", "nmod")
+        if tok.pos_ == "AUX":
+            return tok.dep_ not in ("aux", "auxpass") and any(
+                c.dep_ in ("nsubj", "nsubjpass", "attr", "acomp", "expl") for c in tok.children)
+        return False
+
+    def _prep_object(self, prep: Any) -> tuple[str, Any] | None:
+        """(preposition words, object token) of a prepositional phrase, following "off of"."""
+        words = [prep.text.lower()]
+        cur = prep
+        for _ in range(3):
+            pobj = [c for c in cur.children if c.dep_ == "pobj"]
+            if pobj:
+                return words[0], pobj[0]
+            nxt = [c for c in cur.children if c.dep_ == "prep"
+                   or (c.dep_ == "pcomp" and c.pos_ == "ADP")]
+            if not nxt:
+                return None
+            cur = nxt[0]
+            words.append(cur.text.lower())
+        return None
+
+    def _clauses(self, doc: Any) -> list[_Clause]:
+        clauses: list[_Clause] = []
+        by_tok: dict[int, _Clause] = {}
+        recent: list[_Mention] = []
+        sents = list(doc.sents)
+        for si, sent in enumerate(sents):
+            heads = [t for t in sent if self._is_head(t)]
+            for v in heads:
+                c = self._clause(v, si, len(clauses), recent, by_tok)
+                if c is None:
+                    continue
+                clauses.append(c)
+                by_tok[v.i] = c
+                for m in c.subjects:
+                    if not m.resolved:
+                        recent.append(m)
+                recent[:] = recent[-20:]
+        return clauses
+
+    def _inherit_subjects(self, v: Any, recent: list[_Mention],
+                          by_tok: dict[int, _Clause]) -> tuple[list[_Mention], int | None]:
+        """Subjects of a clause without an explicit one; (mentions, event clause token)."""
+        head = v.head
+        if head.i == v.i:
+            return [], None
+        hc = by_tok.get(head.i)
+        if v.dep_ == "conj" and hc is not None:
+            return list(hc.subjects), hc.event_subject
+        is_inf = any(c.dep_ == "aux" and c.lower_ == "to" for c in v.children)
+        if v.dep_ in ("xcomp", "ccomp", "advcl") and is_inf and hc is not None:
+            if hc.lemma in _OBJECT_CONTROL:
+                dobj = [c for c in head.children if c.dep_ in ("dobj", "nsubj")
+                        and c.i > head.i]
+                if dobj:
+                    return self._mentions(dobj[0], recent), None
+            if any(c.dep_ == "nsubjpass" for c in head.children):
+                return list(hc.subjects) or list(hc.objects), None
+            return list(hc.subjects), hc.event_subject
+        if v.dep_ in ("acl", "relcl") and head.pos_ in ("NOUN", "PROPN"):
+            return [self._mention(head)], None
+        if v.dep_ == "pcomp" and head.dep_ == "prep" and head.lower_ == "from":
+            gov = head.head
+            dobj = [c for c in gov.children if c.dep_ == "dobj"]
+            if dobj:
+                return self._mentions(dobj[0], recent), None
+        # gerunds and other dependents: nearest ancestor with an explicit subject
+        for anc in v.ancestors:
+            ac = by_tok.get(anc.i)
+            if ac is not None and ac.subjects and any(
+                    c.dep_ in ("nsubj", "nsubjpass", "csubj") for c in anc.children):
+                return list(ac.subjects), None
+        if hc is not None:
+            return list(hc.subjects), hc.event_subject
+        return [], None
+
+    def _clause(self, v: Any, si: int, idx: int, recent: list[_Mention],
+                by_tok: dict[int, _Clause]) -> _Clause | None:
+        lemma = (v.lemma_ or v.text).lower()
+        children = list(v.children)
+        prt = [c for c in children if c.dep_ == "prt"]
+        particle = " ".join(p.text.lower() for p in prt)
+        verb = f"{lemma} {particle}".strip()
+        verb_text = f"{v.text.lower()} {particle}".strip()
+        c = _Clause(idx=idx, sent=si, tok=v.i, lemma=lemma, verb=verb, verb_text=verb_text)
+        c.negated = any(ch.dep_ == "neg" for ch in children)
+
+        subj_toks = [ch for ch in children if ch.dep_ in ("nsubj", "csubj", "expl")]
+        pass_toks = [ch for ch in children if ch.dep_ == "nsubjpass"]
+        agent = [ch for ch in children if ch.dep_ == "agent"]
+        subjects: list[_Mention] = []
+        objects: list[_Mention] = []
+
+        def from_tok(t: Any) -> list[_Mention]:
+            if t.text.lower() in _RELATIVE and t.tag_ in ("WDT", "WP", "IN", "DT") \
+                    and v.dep_ in ("relcl", "advcl", "acl", "ccomp"):
+                if v.head.pos_ in ("NOUN", "PROPN"):
+                    cop = v.head.head
+                    if v.head.dep_ == "attr" and cop.lemma_ == "be":
+                        ns = [x for x in cop.children if x.dep_ == "nsubj"
+                              and x.pos_ in ("NOUN", "PROPN")]
+                        if ns:
+                            return self._mentions(ns[0], recent)
+                    return [self._mention(v.head)]
+                if v.head.pos_ == "PRON":
+                    return self._mentions(v.head, recent)
+                c.event_subject = v.head.i
+                return []
+            if t.pos_ == "PRON" and t.text.lower() in _EVENT_PRONOUNS and v.head.i == v.i \
+                    and t.i == t.sent.start and lemma in _CAUSAL_VERBS:
+                c.event_subject = -1          # "This caused …": the previous clause
+                return []
+            return self._mentions(t, recent)
+
+        if pass_toks:
+            if agent:
+                ao = self._prep_object(agent[0])
+                if ao is not None:
+                    subjects = self._mentions(ao[1], recent)
+                for t in pass_toks:
+                    objects.extend(from_tok(t))
+            else:
+                for t in pass_toks:
+                    subjects.extend(from_tok(t))
+        else:
+            for t in subj_toks:
+                if t.dep_ == "expl":
+                    continue
+                subjects.extend(from_tok(t))
+        if not subjects and c.event_subject is None and not subj_toks and not pass_toks:
+            subjects, c.event_subject = self._inherit_subjects(v, recent, by_tok)
+
+        # objects
+        light = ""
+        for ch in children:
+            if ch.dep_ == "dobj" and lemma in _LIGHT_VERBS and ch.lemma_.lower() in _LIGHT_NOUNS:
+                # "has priority over X", "keeps an eye on X": the noun is part of the verb
+                pp = [g for g in (*ch.children, *children) if g.dep_ == "prep" and g.i > ch.i
+                      and g.lower_ not in _SKIP_PREPS]
+                po = self._prep_object(pp[0]) if pp else None
+                if po is not None and po[1].pos_ in ("NOUN", "PROPN", "PRON"):
+                    objects.extend(self._mentions(po[1], recent))
+                    light = f"{ch.lemma_.lower()} {po[0]}"
+                    continue
+            if ch.dep_ in ("dobj", "attr", "oprd") and not (
+                    ch.text.lower() in _RELATIVE and ch.tag_ in ("WDT", "WP")):
+                objects.extend(self._mentions(ch, recent))
+        if light:
+            verb, verb_text = f"{verb} {light}", f"{verb_text} {light}"
+        if not objects and lemma in _BELIEF_VERBS:
+            # "the dam assumes the reef is fine": the belief is about the clause's subject
+            for ch in children:
+                if ch.dep_ == "ccomp":
+                    ns = [g for g in ch.children if g.dep_ in ("nsubj", "nsubjpass")
+                          and g.pos_ in ("NOUN", "PROPN")]
+                    if ns:
+                        objects.extend(self._mentions(ns[0], recent))
+                        break
+        if lemma == "be" and objects:
+            verb, verb_text = "be", v.text.lower()
+        rel_obj = any(ch.dep_ == "dobj" and ch.text.lower() in _RELATIVE for ch in children)
+        if v.dep_ in ("relcl", "acl") and v.head.pos_ in ("NOUN", "PROPN") and (
+                rel_obj or (not objects and subjects and subj_toks
+                            and not any(m.tok == v.head.i for m in subjects))) and (
+                rel_obj or not [ch for ch in children if ch.dep_ == "prep"]):
+            objects.append(self._mention(v.head))
+        acomp = [ch for ch in children if ch.dep_ == "acomp"]
+        prep_label = ""
+        if not objects and not acomp:
+            # a preposition on the verb, or on a directional adverb ("drifted away from X",
+            # "feeds back into X")
+            cands = [(ch, "") for ch in children if ch.dep_ == "prep"]
+            cands += [(g, a.lower_) for a in children if a.dep_ == "advmod" and a.i > v.i
+                      and a.lower_ in _DIRECTIONAL for g in a.children if g.dep_ == "prep"]
+            for ch, adv in sorted(cands, key=lambda x: x[0].i):
+                if ch.i < v.i:
+                    continue
+                w = ch.text.lower()
+                if w in _SKIP_PREPS:
+                    continue
+                po = self._prep_object(ch)
+                if po is None or po[1].pos_ not in ("NOUN", "PROPN", "PRON", "NUM"):
+                    continue
+                objects.extend(self._mentions(po[1], recent))
+                prep_label = f"{adv} {po[0]}".strip()
+                break
+        if prep_label:
+            verb = f"{verb} {prep_label}"
+            verb_text = f"{verb_text} {prep_label}"
+        c.verb, c.verb_text = verb, verb_text
+        for ch in children:
+            if ch.dep_ == "prep" and ch.i > v.i and ch.lower_ not in _CAUSAL_PREPS \
+                    and ch.lower_ != prep_label.split(" ")[-1]:
+                w = next((g for g in ch.subtree if g.i > ch.i and g.pos_ in ("NOUN", "ADJ",
+                                                                             "VERB", "PROPN")),
+                         None)
+                if w is not None:
+                    c.complement = f"{ch.lower_} {(w.lemma_ or w.text).lower()}"
+                    break
+        c.subjects, c.objects = subjects, objects
+
+        if lemma in _CAUSAL_VERBS:
+            edge, need = _CAUSAL_VERBS[lemma]
+            words = {ch.text.lower() for ch in children if ch.dep_ in ("prep", "prt")}
+            # "leads to overload on X" mis-parsed as an infinitive: "to" is the noun's aux
+            words |= {g.lower_ for ch in children if ch.dep_ == "xcomp" and ch.pos_ == "NOUN"
+                      for g in ch.children if g.dep_ == "aux"}
+            if lemma in ("open", "pave") and not any(ch.dep_ == "dobj" and ch.lemma_ == "way"
+                                                      for ch in children):
+                need = "\0"                       # only "opens / paves the way to"
+            if need is None or need in words:
+                c.causal = edge
+        if not objects:
+            if acomp:
+                c.state = " ".join((a.lemma_ or a.text).lower() for a in acomp[:1])
+                c.verb = f"{lemma} {c.state}"
+            elif pass_toks and not agent:
+                c.state = v.text.lower()
+            elif c.causal is None and not any(ch.dep_ in ("ccomp", "xcomp") for ch in children):
+                c.state = lemma if lemma != "be" else None
+        if not subjects and c.event_subject is None:
+            return c if c.causal else None
+        return c
+
+    # -- public: triples -------------------------------------------------------------------------
+    def triples(self, text: str) -> list[Triple]:
+        """The surface ``(subject, verb, object)`` relations of ``text`` (states have an empty
+        object), in text order."""
+        norm = self._check(text, None)
+        return self._triples(self._clauses(self.nlp(norm)))
+
+    @staticmethod
+    def _triples(clauses: list[_Clause]) -> list[Triple]:
+        out: list[Triple] = []
+        seen: set[tuple[str, str, str, int, bool]] = set()
+        for c in clauses:
+            rows: list[tuple[str, str, str]] = []
+            if c.objects:
+                rows = [(s.phrase, c.verb, o.phrase) for s in c.subjects for o in c.objects
+                        if s.phrase != o.phrase]
+            elif c.state is not None:
+                rows = [(s.phrase, c.verb, "") for s in c.subjects]
+            for s, vb, o in rows:
+                key = (s, vb, o, c.sent, c.negated)
+                if key not in seen:
+                    seen.add(key)
+                    out.append(Triple(s, vb, o, c.sent, c.negated))
+        return out

@@ -1,0 +1,235 @@
+"""Word lists of the deterministic encoder: pronouns, connectives, causal verbs, state words,
+the relation cue lexicon, fix cues; and small text helpers."""
+
+from __future__ import annotations
+
+import re
+
+# -- word lists ----------------------------------------------------------------------------------
+_PRONOUNS_PLURAL = {"they", "them", "these", "those"}
+_PRONOUNS_SINGULAR = {"it", "this", "that", "he", "she", "him", "her"}
+_RELATIVE = {"which", "that", "who", "whom", "whose"}
+_EVENT_PRONOUNS = {"this", "that", "it", "which"}
+_OBJECT_CONTROL = {"use", "employ", "utilize", "utilise", "apply", "allow", "enable", "permit",
+                   "let", "cause", "force", "make", "help", "require", "ask", "tell", "want",
+                   "expect", "lead", "need"}
+_LINKING = {"be", "become", "go", "turn", "get", "remain", "stay", "seem", "grow", "fall",
+            "appear", "look", "feel"}
+_SKIP_PREPS = {"due", "despite", "because", "as", "owing", "thanks", "after", "before", "during",
+               "until", "since", "like", "such", "than", "in order"}
+_CAUSAL_PREPS = _SKIP_PREPS - {"as", "like"}
+_BELIEF_VERBS = {"assume", "believe", "presume", "suppose", "think", "expect"}
+_LIGHT_VERBS = {"have", "take", "keep", "pay", "give", "gain", "lose", "hold"}
+_LIGHT_NOUNS = {"priority", "precedence", "attention", "track", "hold", "control", "charge",
+                "eye", "care", "note", "notice", "advantage", "possession", "custody"}
+"""Light-verb constructions read as one verb: "has priority over", "keeps track of"."""
+_DIRECTIONAL = {"away", "back", "off", "out", "over", "down", "up", "ahead", "along", "apart"}
+_GENERIC_HEADS = {"process", "type", "kind", "piece", "form", "amount", "number", "lot", "group",
+                  "series", "set", "act", "method", "sort", "part", "variety"}
+_MOD_DEPS = {"compound", "amod", "nmod", "nummod"}
+_STOP = {"the", "a", "an", "of", "to", "in", "on", "and", "or", "for", "with", "its", "their",
+         "is", "are", "be", "that", "this", "by", "from", "as", "at", "it", "role", "first",
+         "second", "two", "roles", "s"}
+
+# causal verbs: lemma -> (edge, required preposition or particle or None)
+_CAUSAL_VERBS: dict[str, tuple[str, str | None]] = {
+    "cause": ("causes", None), "lead": ("causes", "to"), "result": ("causes", "in"),
+    "trigger": ("causes", None), "make": ("causes", None), "contribute": ("causes", "to"),
+    "allow": ("enables", None), "enable": ("enables", None), "let": ("enables", None),
+    "permit": ("enables", None),
+    "prevent": ("prevents", None), "stop": ("prevents", None), "block": ("prevents", None),
+    "keep": ("prevents", "from"),
+    "mask": ("masks", None), "hide": ("masks", None), "conceal": ("masks", None),
+    "cover": ("masks", "up"),
+    "delay": ("delays", None), "postpone": ("delays", None), "slow": ("delays", None),
+    "bring": ("causes", "about"), "hold": ("delays", "up"), "open": ("enables", None),
+    "pave": ("enables", None),
+}
+# entity-to-entity uses of these stay relations (they are also vocabulary relations)
+_RELATIONAL_CAUSAL = {"hold", "open", "pave", "trigger", "block", "mask", "hide", "conceal", "delay", "slow", "make",
+                      "stop", "keep", "cover", "postpone", "let"}
+
+# subordinating markers: marker -> (edge, sign, status, direction) ; direction "sub->main" etc.
+_MARKERS: dict[str, tuple[str, int, str, str]] = {
+    "because": ("causes", 1, "observed", "sub>main"),
+    "since": ("causes", 1, "observed", "sub>main"),
+    "as": ("causes", 1, "observed", "sub>main"),
+    "although": ("prevents", -1, "observed", "sub>main"),
+    "though": ("prevents", -1, "observed", "sub>main"),
+    "even though": ("prevents", -1, "observed", "sub>main"),
+    "while": ("prevents", -1, "inferred", "sub>main"),
+    "so that": ("enables", 1, "observed", "main>sub"),
+    "so": ("causes", 1, "observed", "main>sub"),
+    "in order": ("enables", 1, "observed", "main>sub"),
+    "after": ("causes", 1, "inferred", "sub>main"),
+    "once": ("causes", 1, "inferred", "sub>main"),
+    "when": ("causes", 1, "inferred", "sub>main"),
+    "whenever": ("causes", 1, "inferred", "sub>main"),
+    "as soon as": ("causes", 1, "inferred", "sub>main"),
+    "before": ("enables", 1, "inferred", "main>sub"),
+    "until": ("prevents", 1, "inferred", "sub>main"),
+    "if": ("enables", 1, "inferred", "sub>main"),
+}
+# prepositional connectives on a clause: first word -> (edge, sign, status, label)
+_PREP_CONNECTIVES: dict[str, tuple[str, int, str, str]] = {
+    "because": ("causes", 1, "observed", "because of"),
+    "due": ("causes", 1, "observed", "due to"),
+    "owing": ("causes", 1, "observed", "owing to"),
+    "thanks": ("causes", 1, "observed", "thanks to"),
+    "despite": ("prevents", -1, "observed", "despite"),
+}
+# adverbial connectives linking the previous clause to this one
+_ADVERBIALS: dict[str, tuple[str, int, str]] = {
+    "so": ("causes", 1, "observed"), "therefore": ("causes", 1, "observed"),
+    "thus": ("causes", 1, "observed"), "hence": ("causes", 1, "observed"),
+    "consequently": ("causes", 1, "observed"), "accordingly": ("causes", 1, "observed"),
+    "then": ("causes", 1, "inferred"), "afterwards": ("causes", 1, "inferred"),
+    "later": ("causes", 1, "inferred"),
+}
+# noun / adjective → vocabulary attribute (beyond the vocabulary's own names and synonyms)
+_EVENT_NOUN = re.compile(r"(tion|sion|ment|ing|ure|ance|ence|age|al)$")
+"""Head nouns read as events (deverbal nominals): "deployment", "failure", "arrival"."""
+_STATE_WORDS: dict[str, str] = {
+    "failure": "failure", "fail": "failure", "crash": "failure", "break": "failure",
+    "broken": "failure", "outage": "outage", "downtime": "outage", "overload": "overload",
+    "deadlock": "deadlock", "corruption": "corrupted", "corrupt": "corrupted",
+    "degradation": "degraded", "delay": "delayed", "latency": "delayed", "stale": "stale",
+    "outdated": "stale", "stall": "deadlock", "exhaustion": "exhausted", "waste": "wasted_effort",
+    "bias": "biased", "false": "false_claim", "wrong": "false_claim", "loss": "data_loss",
+    "lose": "data_loss", "bug": "corrupted", "error": "corrupted", "inaccurate": "corrupted",
+    "late": "delayed", "slow": "degraded", "unavailable": "outage", "down": "outage",
+}
+_STATE_WORDS.update({
+    "breakdown": "failure", "collapse": "failure", "malfunction": "failure",
+    "decline": "degraded", "worse": "degraded", "worsen": "degraded", "degrade": "degraded",
+    "standstill": "deadlock", "stuck": "deadlock", "freeze": "deadlock", "freezing": "deadlock",
+    "hang": "deadlock", "mistaken": "false_claim", "incorrect": "false_claim",
+    "futile": "wasted_effort", "wasted": "wasted_effort", "pointless": "wasted_effort",
+    "depletion": "exhausted", "shortage": "exhausted", "dry": "exhausted",
+    "unseen": "unobserved", "unnoticed": "unobserved", "unchecked": "unverified",
+    "unverified": "unverified", "untested": "unverified", "overloaded": "overload",
+    "congestion": "overload", "saturation": "overload", "backlog": "delayed",
+    "trouble": "failure", "fault": "failure", "problem": "failure",
+})
+"""General English state words added to the table above (noun, adjective or participle)."""
+_STATE_PHRASES: dict[str, str] = {
+    "go down": "outage", "hold up": "delayed", "run out": "exhausted", "run dry": "exhausted",
+    "run low": "exhausted", "fall behind": "delayed", "get bad": "degraded",
+    "use up": "exhausted", "break down": "failure", "go wrong": "failure",
+}
+"""Phrasal state verbs (lemmas of the participle phrase): "the disk going down" → outage."""
+_RELATION_CUES: dict[str, tuple[str, ...]] = {
+    "derives_from": ("copy from", "print from", "load from", "sample from", "derive from",
+                     "compute from", "calculate from", "summarise from", "summarize from",
+                     "compile from", "transcribe from", "replicate from", "build from",
+                     "issue from", "extract from", "generate from", "export from",
+                     "render from", "mirror from", "clone from", "populate from", "seed from"),
+    "trusts_as_authoritative": ("treat as truth", "treat as authoritative", "treat as gospel",
+                                "treat as fact", "treat as source", "take as truth",
+                                "take as gospel", "accept as truth", "regard as truth",
+                                "regard as authoritative", "take at word"),
+    "diverges_from": ("drift from", "drift away from", "diverge from", "deviate from",
+                      "disagree with", "drift out of", "go out of"),
+    "reads_from": ("read from", "work off", "work from", "fetch from", "pull from",
+                   "take from", "draw from", "read off", "load off", "consult", "query",
+                   "look up"),
+    "writes_to": ("write to", "write into", "write in", "save to", "save into", "store in",
+                  "push to", "put into", "dump into", "log to", "publish to", "update", "stamp"),
+    "feeds_back_to": ("feed back into", "feed back to", "feed back", "loop back onto",
+                      "loop back to", "loop back into"),
+    "waits_for": ("wait for", "wait on", "await", "block on"),
+    "compensates_for": ("make up for", "compensate for", "offset", "counterbalance",
+                        "cover for"),
+    "propagates_to": ("spread to", "cascade to", "propagate to", "ripple to", "pass to",
+                      "spill over to", "spill into"),
+    "has_priority_over": ("have priority over", "take priority over", "rank above",
+                          "have precedence over", "get priority over",
+                          "rank ahead of", "outrank", "take precedence over"),
+    "competes_for": ("compete for", "contend for", "vie for", "fight for"),
+    "depends_on": ("depend on", "rely on", "run on", "need", "require", "hinge on", "call"),
+    "observes": ("watch", "monitor", "observe", "track", "keep eye on", "keep track of"),
+    "ignores": ("ignore", "disregard", "overlook"),
+    "retries": ("retry", "resend", "re-send", "re-try", "reissue", "re-issue", "resubmit"),
+    "consumes": ("consume", "use up", "draw down", "eat up", "burn through", "deplete",
+                 "feed on"),
+    "schedules": ("schedule", "dispatch"),
+    "limits": ("limit", "cap", "throttle", "restrict", "ration"),
+    "triggers": ("trigger", "set off", "initiate", "kick off", "spark"),
+    "reports_absence": ("report as missing", "report as absent", "report as lost",
+                        "flag as missing", "mark as missing"),
+    "holds_lock": ("hold", "hold lock", "keep hold of", "keep hold on", "lock"),
+    "races_with": ("race with", "race against", "collide with", "clash with"),
+    "assumes": ("assume", "presume", "take for granted"),
+    "amplifies": ("amplify", "magnify", "boost", "intensify"),
+    "validates": ("validate", "verify", "check", "cross-check", "vet", "check against",
+                  "verify against", "validate against"),
+    "configures": ("configure", "set up"),
+    "preempts": ("preempt", "pre-empt", "interrupt"),
+}
+"""A small, hand-written cue lexicon per vocabulary predicate: general English verbs (lemma +
+particle/preposition, or verb + a later "prep + word" complement) that name the relation in
+ordinary prose, consulted after the vocabulary's own names/synonyms and before the embedder."""
+_CUE_INDEX = {cue: name for name, cues in _RELATION_CUES.items() for cue in cues}
+_CHECK_VERBS = {"check", "verify", "validate", "test", "inspect", "confirm", "audit", "review",
+                "vet", "cross-check"}
+_SEE_VERBS = {"see", "notice", "detect", "observe", "watch", "monitor", "spot", "track"}
+_NOBODY = {"nobody", "noone", "none"}
+_HOLDER_PREPS = {"of", "by", "in", "on", "at", "within", "inside", "across"}
+_FAILURE_CUES = {"fail", "failed", "failure", "fails", "break", "broke", "broken", "error",
+                 "errors", "wrong", "false", "outage", "crash", "crashed", "crashes", "lost",
+                 "loss", "stale", "leak", "leaked", "leaks", "bug", "corrupt", "corrupted",
+                 "deadlock", "timeout", "overload", "overloaded", "incident", "missed", "down"}
+_FIX_CUES = {"fixed", "fix", "fixes", "solved", "solve", "resolved", "resolve", "repaired",
+             "patched", "mitigated", "remedied", "by adding"}
+_FIX_NOUNS = r"(?:fix|remedy|solution|workaround|cure|mitigation|resolution)"
+_FIX_VERBS = r"(?:fix|fixed|remedy|remedied|resolve|resolved|solve|solved|mitigate|mitigated)"
+_FIX_OPENERS = [
+    # "The fix is to …", "The solution was to …", "The remedy would be to …"
+    re.compile(rf"^(?:the|a|one|our)\s+(?:\w+\s+)?{_FIX_NOUNS}\s+(?:here\s+)?"
+               r"(?:is|was|would\s+be|will\s+be|has\s+been)\s+to\s+", re.I),
+    # "To fix this, …", "To resolve the problem, …"
+    re.compile(rf"^to\s+{_FIX_VERBS}\s+(?:this|it|that|them|the\s+\w+(?:\s+\w+)?)\s*,\s*",
+               re.I),
+    # "… was fixed by …", "… has been resolved by …"
+    re.compile(r"\b(?:was|were|is|are|has\s+been|have\s+been|got)\s+"
+               rf"{_FIX_VERBS}\s+by\s+", re.I),
+    # "… fixed it by …", "we resolved the outage by …"
+    re.compile(rf"\b{_FIX_VERBS}\s+(?:it|this|that|them|the\s+\w+(?:\s+\w+)?)\s+by\s+",
+               re.I),
+]
+"""Fix cues: the operator is the text after the match (see ``fix_operator`` in the docstring)."""
+_ARTICLES = {"the", "a", "an"}
+_EDGE_WORDS = {"causes": "causes", "prevents": "prevents", "enables": "enables",
+               "masks": "hides", "delays": "delays"}
+
+
+_ROLE_WORDS = re.compile(
+    r"\bthe (first|second|two) roles?('s)?\b|\bthe roles?('s)?\b|\bthe second('s)?\b"
+    r"|\bthe first\b")
+
+
+def _singular(w: str) -> str:
+    """A rule-based singular of a noun's surface form: the same word always gets the same key,
+    whatever the tagger thought of it in a given sentence."""
+    if len(w) <= 3 or w.endswith(("ss", "us", "is", "ous")):
+        return w
+    if w.endswith("ies") and len(w) > 4:
+        return w[:-3] + "y"
+    if w.endswith(("sses", "ches", "shes", "xes", "zes")):
+        return w[:-2]
+    if w.endswith("s"):
+        return w[:-1]
+    return w
+
+
+def _strip_roles(definition: str) -> str:
+    """A definition without its role words: "the first role takes data from the second" →
+    "takes data from"."""
+    return " ".join(_ROLE_WORDS.sub("", definition).replace(",", " ").split())
+
+
+def _snake(text: str) -> str:
+    s = re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+    if not s or not s[0].isalpha():
+        s = "r_" + s
+    return s[:60]

@@ -1,0 +1,177 @@
+"""Relation typing onto the vocabulary: names, synonyms, cue lexicon, embedder (stage 5)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from analogist.encode.clauses import _Clause, _Typed
+from analogist.encode.lexicon import (
+    _CHECK_VERBS,
+    _CUE_INDEX,
+    _LINKING,
+    _STOP,
+    _snake,
+    _strip_roles,
+)
+from analogist.encode.params import EncoderParams
+from analogist.index.embed import Embedder
+from analogist.vocabulary import Predicate, Vocabulary
+
+
+class _RelationTyper:
+    """Mixin of :class:`~analogist.encode.deterministic.DeterministicEncoder`: relation typing onto the vocabulary: names, synonyms, cue lexicon, embedder (stage 5)."""
+
+    params: EncoderParams
+    vocab: Vocabulary
+    embedder: Embedder | None
+    nlp: Any
+
+    def _definitions(self, arity: int) -> tuple[list[Predicate], np.ndarray | None]:
+        """Predicates of ``arity`` with definitions and, with an embedder, their gloss vectors:
+        shape ``(2, n, dim)`` — the definition with the role words stripped, and the name plus
+        synonyms (a pattern scores the better of the two)."""
+        preds = [p for p in self.vocab if p.arity == arity and p.definition
+                 and p.name not in ("causes", "prevents", "enables", "masks", "delays")
+                 and p.status == "declared"]
+        if self.embedder is None or not preds:
+            return preds, None
+        if arity not in self._def_cache:
+            gloss = [_strip_roles(p.definition) or p.definition for p in preds]
+            names = [" ".join(w.replace("_", " ") for w in (p.name, *p.synonyms)) for p in preds]
+            vecs = np.stack([self.embedder.embed(gloss), self.embedder.embed(names)])
+            self._def_cache[arity] = (preds, vecs)
+        return self._def_cache[arity]
+
+    def _exact(self, forms: list[str], arity: int) -> Predicate | None:
+        for f in forms:
+            p = self.vocab.get(_snake(f))
+            if p is not None and p.accepts_arity(arity):
+                return p
+        return None
+
+    def _vp3(self, c: _Clause) -> str:
+        """The clause's verb phrase in the third person ("bounces off"; "is" for the copula)."""
+        if c.lemma == "be":
+            return "is " + " ".join(c.verb.split(" ")[1:]) if " " in c.verb else "is"
+        rest = " ".join(c.verb.split(" ")[1:])
+        return self._forms(c.lemma, c.lemma, rest)[1]
+
+    @staticmethod
+    def _forms(lemma: str, surface: str, rest: str) -> list[str]:
+        third = lemma + ("es" if lemma.endswith(("s", "sh", "ch", "x", "z")) else "s")
+        if lemma.endswith("y") and len(lemma) > 2 and lemma[-2] not in "aeiou":
+            third = lemma[:-1] + "ies"
+        out = []
+        for head in (lemma, third, surface):
+            out.append(f"{head} {rest}".strip())
+        return out
+
+    def _type(self, c: _Clause, arity: int, pattern: str, cache: dict[str, _Typed],
+              vec: np.ndarray | None) -> _Typed:
+        key = f"{arity}|{c.verb}|{c.negated}|{pattern}"
+        if key in cache:
+            return cache[key]
+        t = self._type_uncached(c, arity, vec)
+        cache[key] = t
+        return t
+
+    def _type_uncached(self, c: _Clause, arity: int, vec: np.ndarray | None) -> _Typed:
+        lemma = c.lemma
+        surface = c.verb_text.split(" ")[0]
+        if arity == 1:
+            word = c.state or lemma
+            name = self._state_name(word)
+            if name is None and c.state is not None:
+                name = self._state_name(lemma) if lemma not in _LINKING else None
+            if name is not None and not c.negated:
+                p = self.vocab.get(name)
+                return _Typed(name, 1, False, 1.0, p.definition if p else "")
+            forms = [word]
+        else:
+            rest = " ".join(c.verb.split(" ")[1:])
+            forms = self._forms(lemma, surface, rest)
+            if c.negated and lemma in _CHECK_VERBS:
+                p = self.vocab.get("skips_check")
+                if p is not None:
+                    return _Typed(p.name, 2, False, 1.0, p.definition)
+        if not c.negated:
+            p = self._exact(forms, arity)
+            if p is not None:
+                return _Typed(p.name, arity, False, 1.0, p.definition)
+            if arity == 2:
+                p = self._cue(c)
+                if p is not None:
+                    return _Typed(p.name, arity, False, 1.0, p.definition)
+            best = self._score(c, arity, vec)
+            if best is not None:
+                return best
+        # proposed term
+        base = c.state if arity == 1 and c.state else c.verb
+        name = _snake(("not " if c.negated else "") + base)
+        existing = self.vocab.get(name)
+        if existing is not None and not existing.accepts_arity(arity):
+            name = f"{name}_{'state' if arity == 1 else 'rel'}"
+        neg = "does not " if c.negated else ""
+        if arity == 1:
+            if c.state and c.state != lemma:
+                definition = f"the role is {'not ' if c.negated else ''}{base}"
+            else:
+                definition = (f"the role does not {base}" if c.negated
+                              else f"the role {self._forms(lemma, lemma, '')[1]}")
+        else:
+            vp = c.verb if c.negated else self._vp3(c)
+            definition = f"the first role {neg}{vp} the second"
+        return _Typed(name, arity, True, 0.0, definition)
+
+    def _cue(self, c: _Clause) -> Predicate | None:
+        """The cue-lexicon layer: the clause's verb (lemma + particle/preposition) or verb +
+        complement ("treat as truth") against :data:`_RELATION_CUES`."""
+        rest = " ".join(c.verb.split(" ")[1:])
+        keys = [c.verb, f"{c.lemma} {c.complement}".strip(),
+                " ".join(f"{c.lemma} {rest} {c.complement}".split())]
+        if c.complement:
+            keys.append(f"{c.lemma} {c.complement.split(' ')[0]}")
+        for k in keys:
+            name = _CUE_INDEX.get(k)
+            if name is not None:
+                p = self.vocab.get(name)
+                if p is not None and p.accepts_arity(2):
+                    return p
+        return None
+
+    def _score(self, c: _Clause, arity: int, vec: np.ndarray | None) -> _Typed | None:
+        preds, defs = self._definitions(arity)
+        if not preds:
+            return None
+        p = self.params
+        if defs is not None and vec is not None:
+            sims = np.maximum(defs[0] @ vec, defs[1] @ vec)
+            order = np.argsort(-sims, kind="stable")
+            best = float(sims[order[0]])
+            second = float(sims[order[1]]) if len(order) > 1 else -1.0
+            margin = best - second
+            if best >= p.embed_threshold and margin >= p.embed_margin:
+                q = preds[int(order[0])]
+                return _Typed(q.name, arity, False, min(1.0, margin / (2 * p.embed_margin)),
+                              q.definition)
+            return None
+        words = {w for w in re.findall(r"[a-z]+", (c.state or c.verb) if arity == 1 else c.verb)
+                 if w not in _STOP}
+        if not words:
+            return None
+        stems = {w[:5] for w in words}
+        scored = []
+        for q in preds:
+            bag = set(re.findall(r"[a-z]+", " ".join([q.name, q.definition, *q.synonyms]
+                                                     ).replace("_", " ")))
+            qs = {w[:5] for w in bag if w not in _STOP}
+            scored.append((len(stems & qs) / len(stems), q.name, q))
+        scored.sort(key=lambda x: (-x[0], x[1]))
+        top = scored[0]
+        second = scored[1][0] if len(scored) > 1 else 0.0
+        if top[0] >= p.lexical_threshold and top[0] > second:
+            return _Typed(top[2].name, arity, False, min(1.0, top[0] - second), top[2].definition)
+        return None
