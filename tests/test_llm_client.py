@@ -545,13 +545,18 @@ def test_live_endpoint_tiny_structured_call() -> None:
 def test_every_face_defaults_to_the_one_writer_constant() -> None:
     import inspect
 
-    from analogist import cli, server
+    from analogist import server
+    from analogist.cli import bench, encode, find, store
     from analogist.llm import DEFAULT_WRITER, WRITERS
 
     assert DEFAULT_WRITER == "deterministic" and DEFAULT_WRITER in WRITERS
     assert server.EncodeBody.model_fields["writer"].default == DEFAULT_WRITER
-    assert inspect.signature(cli.encode_command).parameters["writer"].default.default \
-        == DEFAULT_WRITER
+    for module in (bench, encode, find, store):
+        for fn in vars(module).values():
+            if callable(fn) and getattr(fn, "__module__", "") == module.__name__:
+                p = inspect.signature(fn).parameters.get("writer")
+                if p is not None and hasattr(p.default, "default"):
+                    assert p.default.default == DEFAULT_WRITER, fn.__name__
 
 
 def test_local_provider_config_from_the_environment(tmp_path: Path) -> None:
