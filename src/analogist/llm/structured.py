@@ -44,6 +44,7 @@ from analogist.llm.base import (
 from analogist.llm.cache import ResponseCache, cache_key
 from analogist.llm.config import LLMConfig
 from analogist.llm.http import excerpt
+from analogist.signature import TAG_PATTERN
 
 __all__ = ["CallState", "Reply", "StructuredProvider", "bounded_schema", "parse_json_object",
            "schema_errors", "schema_instruction", "schema_max_tokens"]
@@ -165,8 +166,9 @@ def schema_max_tokens(schema: Mapping[str, Any]) -> int:
 
 def bounded_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """``schema`` with the bounds of :func:`schema_max_tokens` written in: every string without a
-    ``maxLength`` gets one and every array without a ``maxItems`` gets one. Any JSON valid against
-    the result is valid against ``schema``. Given to a grammar-constrained decoder, it keeps a
+    ``maxLength`` gets one and every array without a ``maxItems`` gets one; role tags (``tag``
+    and an atom's ``args``) get the signature's tag ``pattern``. Any JSON valid against the
+    result is valid against ``schema`` (the reply is still validated against ``schema`` itself). Given to a grammar-constrained decoder, it keeps a
     small model from writing one string forever."""
 
     def walk(node: Any, key: str = "") -> Any:
@@ -182,6 +184,8 @@ def bounded_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
         types = _types(node)
         if "string" in types and "enum" not in node and "maxLength" not in node:
             out["maxLength"] = _text_bound(key)
+        if key == "tag" and "string" in types and "pattern" not in node:
+            out["pattern"] = TAG_PATTERN   # a role tag (an atom's args are tags too)
         if "array" in types and "maxItems" not in node:
             out["maxItems"] = MAX_SHORT_ITEMS if key in SHORT_LIST_KEYS else MAX_ITEMS
         return out
