@@ -33,8 +33,9 @@ Backends
   tokenizers safetensors``.
 * :class:`SentenceTransformersEmbedder` — any sentence-transformers model (optional; imported
   lazily; local files only unless ``allow_download=True``).
-* :class:`OpenAIEmbedder` — any OpenAI-compatible ``/v1/embeddings`` endpoint over ``httpx``
-  (timeouts, retries with exponential backoff on 429/5xx and transport errors, batching).
+* :class:`OpenAIEmbedder` — any OpenAI-compatible ``/v1/embeddings`` endpoint through the HTTP
+  layer it shares with the chat client (:mod:`analogist.llm.http`: timeouts, retries with
+  backoff on 429/5xx and transport errors, error mapping), batching.
 
 Nothing here touches the network at import time, and no backend downloads weights unless told to.
 
