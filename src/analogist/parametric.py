@@ -200,7 +200,7 @@ def propose_parametric(target: Signature, provider: LLMProvider | None, *, k: in
         {"role": "user", "content": f"Propose up to {k} analogues for this target.\n\n"
             + wrap_data("target", json.dumps(view, ensure_ascii=False, indent=1))},
     ]
-    r = provider.complete_json(msgs, parametric_schema(k), schema_name="parametric",
+    r = provider.complete_json(msgs, parametric_schema(), schema_name="parametric",
                                temperature=temperature, max_tokens=max_tokens)
     model = r.model or str(provider.model)
     now = datetime.now(UTC)

@@ -3,7 +3,7 @@
 Every object schema has ``additionalProperties: false`` and lists all its properties as
 ``required``; optional values are expressed as ``["string", "null"]``. Only keywords that strict
 structured-output modes accept are used (type, enum, items, properties, required,
-additionalProperties, minLength, maxItems, description). Each function returns a fresh dict, so callers may
+additionalProperties, minLength, description). Each function returns a fresh dict, so callers may
 not share state through them.
 
 The schemas constrain shape, not truth: the callers still check every value (role tags, declared
@@ -130,9 +130,8 @@ def critic_schema() -> dict[str, Any]:
     })
 
 
-def parametric_schema(k: int | None = None) -> dict[str, Any]:
-    """Analogues proposed from the model's own knowledge (the parametric channel); at most
-    ``k`` of them when given (``maxItems``)."""
+def parametric_schema() -> dict[str, Any]:
+    """Analogues proposed from the model's own knowledge (the parametric channel)."""
     role = _obj({"tag": _str("role tag of the analogue"), "description": _str("function"),
                  "entity": _str("the concrete thing playing the role")})
     pair = _obj({"target_role": _str("a target role tag"),
@@ -147,10 +146,7 @@ def parametric_schema(k: int | None = None) -> dict[str, Any]:
         "L2": _str("the mechanism with role tags"),
         "L3": _str("the principle, no names"),
     })
-    analogues: dict[str, Any] = {"type": "array", "items": analogue}
-    if k is not None:
-        analogues["maxItems"] = k
-    return _obj({"analogues": analogues})
+    return _obj({"analogues": {"type": "array", "items": analogue}})
 
 
 def check_faithfulness_schema(n_candidates: int) -> dict[str, Any]:
