@@ -20,7 +20,8 @@ and never a stand-in for one at run time. Usage::
 
 ``supports_json_schema=False`` makes the server refuse ``response_format`` of type
 ``json_schema`` with a 400 (as older llama.cpp servers do); ``supports_json_object=False`` refuses
-``json_object`` too. :class:`Recorded` serves replies from a JSON file under ``tests/data/llm/``.
+``json_object`` too; ``format_refusal_status=500`` sends those refusals as HTTP 500 (as
+llama-cpp-python's server answers a ``json_schema`` it cannot handle). :class:`Recorded` serves replies from a JSON file under ``tests/data/llm/``.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from analogist.llm.client import forget_mode
 
 ROLES = frozenset({"system", "user", "assistant", "tool"})
 ALLOWED_KEYS = frozenset({"model", "messages", "temperature", "max_tokens", "response_format",
@@ -207,7 +210,7 @@ class ChatServer:
 
     def __init__(self, responder: Responder | Sequence[Reply] | None = None, *,
                  model: str = "test-model", supports_json_schema: bool = True,
-                 supports_json_object: bool = True) -> None:
+                 supports_json_object: bool = True, format_refusal_status: int = 400) -> None:
         if responder is None:
             responder = []
         if callable(responder):
@@ -225,6 +228,7 @@ class ChatServer:
         self.model = model
         self.supports_json_schema = supports_json_schema
         self.supports_json_object = supports_json_object
+        self.format_refusal_status = format_refusal_status
         self.requests: list[Any] = []
         self.rejected: list[str] = []
         self.errors: list[str] = []
@@ -236,6 +240,7 @@ class ChatServer:
         self._httpd.block_on_close = False
         self.port = self._httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        forget_mode(self.base_url + "/chat/completions")   # a new server: nothing learnt yet
         self._thread = threading.Thread(target=self._httpd.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
@@ -349,7 +354,8 @@ class ChatServer:
                     supports_json_object=server.supports_json_object)
                 if problem is not None:
                     server.rejected.append(problem)
-                    self._error(400, problem)
+                    self._error(server.format_refusal_status if "response_format type" in problem
+                                else 400, problem)
                     return
                 reply = server._next_reply(body)
                 if reply.delay_s > 0 and server._stop.wait(reply.delay_s):

@@ -81,6 +81,76 @@ def test_critic_verdict_attached_and_reject_withholds(mem, verdict, transfers):
         assert leak not in sent
 
 
+def failing(kind: str):
+    """A critic/parametric endpoint that fails in one of the ways a real one does."""
+    def respond(req, _i):
+        if kind == "unparseable":
+            return Reply(content="I think the analogy is fine, roughly.")
+        return Reply.error(503, "model is loading")
+    return respond
+
+
+@pytest.mark.parametrize("kind", ["http", "unparseable"])
+def test_a_failing_critic_withholds_the_transfer(mem, kind):
+    cfg = LLMConfig(base_url="http://x", model="critic-m", max_retries=1, repair_retries=1,
+                    backoff_base_s=0.01, backoff_max_s=0.02)
+    with ChatServer(failing(kind)) as srv, OpenAICompatibleClient(
+            LLMConfig(**{**cfg.__dict__, "base_url": srv.base_url})) as cl:
+        res = Retriever(mem, embedder=None).find(target(), critic=Critic(cl))
+    h = res.results[0]
+    assert h.report.critic["verdict"] == "failed"
+    assert h.report.critic["reason"].startswith("critic failed: ")
+    assert not h.transfer and h.report.verdict != "transfer"
+    assert not h.report.transfer_mechanism
+    assert any(b.startswith("critic failed: ") for b in h.report.blockers)
+    text = res.render()
+    assert "→ transfer" not in text and "(transfer" not in text
+    assert "CRITIC    critic failed: " in text
+    assert any("critic failed" in s for s in res.skipped)
+    assert h.to_json()["transfer"] is False
+
+
+def test_a_critic_that_timed_out_withholds_the_transfer(mem):
+    with ChatServer([Reply.json({}, delay_s=2.0)] * 2) as srv, OpenAICompatibleClient(
+            LLMConfig(base_url=srv.base_url, model="m", timeout_s=0.2)) as cl:
+        res = Retriever(mem, embedder=None).find(target(), critic=Critic(cl))
+    rep = res.results[0].report
+    assert rep.critic["verdict"] == "failed" and "no answer within" in rep.critic["reason"]
+    assert not rep.transfer
+
+
+def test_a_failed_parametric_channel_is_reported_as_failed(mem):
+    with ChatServer(failing("http")) as srv, OpenAICompatibleClient(
+            LLMConfig(base_url=srv.base_url, model="m", max_retries=0)) as cl:
+        res = Retriever(mem, embedder=None).find(
+            target(), parametric=lambda t: propose_parametric(t, cl, k=1))
+    assert res.parametric == ()
+    assert any(s.startswith("parametric channel failed: ") for s in res.skipped)
+
+
+def test_cli_find_with_a_failing_critic_never_says_transfer(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("ANALOGIST_CONFIG", raising=False)
+    store, seed, tgt = tmp_path / "s.db", tmp_path / "seed.json", tmp_path / "t.json"
+    seed.write_text(json.dumps(SEED))
+    tgt.write_text(json.dumps(target()))
+    r = CliRunner().invoke(app, ["add", str(seed), "--store", str(store), "--no-embed"])
+    assert r.exit_code == 0, r.output
+    with ChatServer(failing("http")) as srv:
+        monkeypatch.setenv("ANALOGIST_LLM_BASE_URL", srv.base_url)
+        monkeypatch.setenv("ANALOGIST_LLM_MODEL", "m")
+        monkeypatch.setenv("ANALOGIST_LLM_MAX_RETRIES", "0")
+        text = CliRunner().invoke(app, ["find", str(tgt), "--store", str(store), "--critic"])
+        js = CliRunner().invoke(app, ["find", str(tgt), "--store", str(store), "--critic",
+                                      "--json"])
+    assert text.exit_code == 0 and js.exit_code == 0, text.output + js.output
+    assert "→ transfer" not in text.output and "(transfer" not in text.output
+    assert "critic failed" in text.output
+    d = json.loads(js.output)
+    assert d["results"] and all(not h["transfer"] for h in d["results"])
+    assert all(h["verdict"] != "transfer" for h in d["results"])
+
+
 def test_parametric_channel_is_labelled_and_apart(mem):
     with ChatServer(responder("accept")) as srv, \
             OpenAICompatibleClient(LLMConfig(base_url=srv.base_url, model="m")) as cl:

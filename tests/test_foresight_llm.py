@@ -238,7 +238,8 @@ def test_garbage_answer_raises_after_repairs(corpus):
             gen(tv, (), set())
         assert srv.calls == 3  # the first answer and two repair rounds
     assert isinstance(LLMResponseError("x"), AnalogistError)
-    assert gen.returned == [] and gen.usage == []
+    assert gen.returned == []
+    assert [u["failures"] for u in gen.usage] == [1]   # the failed call is counted
 
 
 def test_vocabulary_enum_rejects_unknown_mechanism_in_client(corpus):

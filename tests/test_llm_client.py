@@ -11,6 +11,7 @@ import pytest
 
 from analogist.errors import AnalogistError
 from analogist.llm import (
+    LLMBudgetExceeded,
     LLMConfig,
     LLMError,
     LLMProvider,
@@ -20,6 +21,7 @@ from analogist.llm import (
     ResponseCache,
     default_provider,
     load_llm_config,
+    make_provider,
 )
 from tests.chat_server import ChatServer, Recorded, Reply
 
@@ -150,6 +152,100 @@ def test_auto_falls_through_to_schema_in_prompt_only() -> None:
         assert client.structured_mode == "none"
 
 
+def test_auto_falls_back_on_a_500_that_says_the_format_is_unsupported() -> None:
+    # llama-cpp-python's server answers a json_schema response_format with HTTP 500
+    with ChatServer([Reply.json(GOOD)], supports_json_schema=False,
+                    format_refusal_status=500) as srv, client_for(srv, max_retries=4) as client:
+        r = client.complete_json(ASK, SCHEMA, schema_name="capital_answer")
+        assert r.data == GOOD
+        assert len(srv.requests) == 2          # the refused format was not retried
+        assert srv.requests[1]["response_format"] == {"type": "json_object"}
+
+
+def test_the_working_mode_is_remembered_per_endpoint() -> None:
+    with ChatServer([Reply.json(GOOD), Reply.json(GOOD)], supports_json_schema=False) as srv:
+        with client_for(srv) as first:
+            first.complete_json(ASK, SCHEMA)
+        with client_for(srv, temperature=0.7) as second:   # e.g. the critic on the same server
+            assert second.structured_mode == "json_object"
+            second.complete_json(ASK, SCHEMA)
+        assert len(srv.requests) == 3   # one refusal in all
+
+
+def test_a_500_without_a_format_message_is_retried_not_a_fallback() -> None:
+    with ChatServer([Reply.error(500, "CUDA out of memory"), Reply.json(GOOD)]) as srv, \
+            client_for(srv) as client:
+        assert client.complete_json(ASK, SCHEMA).data == GOOD
+        assert srv.requests[1]["response_format"]["type"] == "json_schema"
+        assert client.usage.retries == 1
+
+
+def test_default_max_tokens_is_sized_to_the_schema() -> None:
+    from analogist.llm.schemas import writer_l1_schema, writer_structure_schema
+    from analogist.llm.structured import MAX_TOKENS_CAP, MIN_TOKENS, schema_max_tokens
+
+    small, big = schema_max_tokens(writer_l1_schema()), schema_max_tokens(
+        writer_structure_schema())
+    assert MIN_TOKENS <= small < big <= MAX_TOKENS_CAP
+    with ChatServer([Reply.json(GOOD), Reply.json(GOOD)]) as srv, client_for(srv) as client:
+        client.complete_json(ASK, SCHEMA)
+        client.complete_json(ASK, SCHEMA, max_tokens=77)
+        assert srv.requests[0]["max_tokens"] == schema_max_tokens(SCHEMA)
+        assert srv.requests[1]["max_tokens"] == 77
+
+
+def test_bounded_schema_only_narrows() -> None:
+    from jsonschema import Draft202012Validator
+
+    from analogist.llm.schemas import parametric_schema
+    from analogist.llm.structured import bounded_schema
+
+    b = bounded_schema(parametric_schema())
+    Draft202012Validator.check_schema(b)
+    item = b["properties"]["analogues"]
+    assert item["maxItems"] >= 1 and item["items"]["properties"]["title"]["maxLength"] >= 1
+    long = {"analogues": [{"title": "x" * 1000}]}
+    assert list(Draft202012Validator(b).iter_errors(long))   # the bound is enforced
+
+
+def test_per_call_token_budget_stops_the_repair_rounds() -> None:
+    bad = Reply.json({"answer": 3}, usage=(50, 10))
+    with ChatServer([bad] * 3) as srv, client_for(srv, call_budget_tokens=40) as client:
+        with pytest.raises(LLMBudgetExceeded, match="token budget") as e:
+            client.complete_json(ASK, SCHEMA)
+        assert len(srv.requests) == 1
+        assert e.value.usage["total_tokens"] == 60 and e.value.usage["failures"] == 1
+
+
+def test_per_run_budgets_refuse_further_calls() -> None:
+    with ChatServer([Reply.json(GOOD, usage=(30, 5))] * 2) as srv, \
+            client_for(srv, run_budget_tokens=30) as client:
+        client.complete_json(ASK, SCHEMA)
+        with pytest.raises(LLMBudgetExceeded, match="run's token budget"):
+            client.complete_json(ASK, SCHEMA)
+        assert len(srv.requests) == 1
+    with ChatServer([Reply.json(GOOD, delay_s=0.3)] * 2) as srv, \
+            client_for(srv, run_budget_s=0.1) as client:
+        client.complete_json(ASK, SCHEMA)
+        with pytest.raises(LLMBudgetExceeded, match="run's time budget"):
+            client.complete_json(ASK, SCHEMA)
+
+
+def test_per_call_time_budget_bounds_the_request() -> None:
+    with ChatServer([Reply.json(GOOD, delay_s=2.0)]) as srv, \
+            client_for(srv, timeout_s=30, call_budget_s=0.3) as client, pytest.raises(LLMTimeout):
+        client.complete_json(ASK, SCHEMA)
+
+
+def test_failed_calls_are_counted_as_calls_and_failures() -> None:
+    with ChatServer([Reply.error(404, "no such model")]) as srv, client_for(srv) as client:
+        with pytest.raises(LLMError) as e:
+            client.complete_json(ASK, SCHEMA)
+        assert client.usage.to_json()["calls"] == 1
+        assert client.usage.to_json()["failures"] == 1
+        assert e.value.usage["calls"] == 1
+
+
 def test_fixed_json_schema_mode_does_not_fall_back() -> None:
     with ChatServer([], supports_json_schema=False) as srv, \
             client_for(srv, structured="json_schema") as client:
@@ -218,19 +314,31 @@ def test_503_until_max_retries_raises_llm_error() -> None:
         assert client.usage.calls == 1 and client.usage.retries == 3
 
 
-def test_timeout_is_retried_then_llm_timeout() -> None:
+def test_sampled_request_timeout_is_retried_then_llm_timeout() -> None:
     with ChatServer([Reply.json(GOOD, delay_s=2.0)] * 3) as srv, \
-            client_for(srv, timeout_s=0.2, max_retries=1) as client:
+            client_for(srv, timeout_s=0.2, max_retries=1, temperature=0.7, seed=None) as client:
         with pytest.raises(LLMTimeout, match="2 attempt"):
             client.complete_json(ASK, SCHEMA)
         assert len(srv.requests) == 2
 
 
-def test_timeout_then_success() -> None:
+def test_sampled_request_timeout_then_success() -> None:
     with ChatServer([Reply.json(GOOD, delay_s=2.0), Reply.json(GOOD)]) as srv, \
-            client_for(srv, timeout_s=0.2, max_retries=2) as client:
+            client_for(srv, timeout_s=0.2, max_retries=2, temperature=0.7, seed=None) as client:
         r = client.complete_json(ASK, SCHEMA)
         assert r.attempts == 2 and r.data == GOOD
+
+
+@pytest.mark.parametrize("settings", [{"temperature": 0.0, "seed": None},
+                                      {"temperature": 0.7, "seed": 3}])
+def test_deterministic_request_that_timed_out_is_not_resent(settings: dict) -> None:
+    with ChatServer([Reply.json(GOOD, delay_s=2.0)] * 3) as srv, \
+            client_for(srv, timeout_s=0.2, max_retries=3, **settings) as client:
+        with pytest.raises(LLMTimeout, match="not resent: the request is deterministic") as e:
+            client.complete_json(ASK, SCHEMA)
+        assert len(srv.requests) == 1
+        assert client.usage.calls == 1 and client.usage.failures == 1
+        assert e.value.usage is not None and e.value.usage["failures"] == 1
 
 
 def test_transport_error_after_retries() -> None:
@@ -432,3 +540,33 @@ def test_live_endpoint_tiny_structured_call() -> None:
         provider.close()
     assert r.data["sum"] == 5
     assert provider.usage.calls == 1
+
+
+def test_every_face_defaults_to_the_one_writer_constant() -> None:
+    import inspect
+
+    from analogist import server
+    from analogist.cli import bench, encode, find, store
+    from analogist.llm import DEFAULT_WRITER, WRITERS
+
+    assert DEFAULT_WRITER == "deterministic" and DEFAULT_WRITER in WRITERS
+    assert server.EncodeBody.model_fields["writer"].default == DEFAULT_WRITER
+    for module in (bench, encode, find, store):
+        for fn in vars(module).values():
+            if callable(fn) and getattr(fn, "__module__", "") == module.__name__:
+                p = inspect.signature(fn).parameters.get("writer")
+                if p is not None and hasattr(p.default, "default"):
+                    assert p.default.default == DEFAULT_WRITER, fn.__name__
+
+
+def test_local_provider_config_from_the_environment(tmp_path: Path) -> None:
+    env = {"ANALOGIST_LLM_PROVIDER": "local", "ANALOGIST_LLM_MODEL": str(tmp_path / "m.gguf"),
+           "ANALOGIST_LLM_CALL_BUDGET_S": "5", "ANALOGIST_LLM_RUN_BUDGET_TOKENS": "1000",
+           "XDG_CONFIG_HOME": str(tmp_path)}
+    cfg = load_llm_config(env=env)
+    assert cfg is not None and cfg.provider == "local" and cfg.call_budget_s == 5.0
+    assert cfg.run_budget_tokens == 1000
+    with pytest.raises(AnalogistError, match="ANALOGIST_LLM_PROVIDER"):
+        load_llm_config(env={**env, "ANALOGIST_LLM_PROVIDER": "ollama"})
+    with pytest.raises(AnalogistError, match="no such file"):
+        make_provider(cfg)

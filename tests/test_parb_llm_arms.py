@@ -178,3 +178,25 @@ def test_a1_attribution_controls_and_tokens(tmp_path, embedder):
     assert cost["tokens_per_U"] == 180
     assert res["splits"]["dev"]["arms"]["G"]["cost"]["tokens_per_item"] is None
     assert "Attribution controls" in (tmp_path / "report.md").read_text()
+
+
+def test_llm_failures_are_failures_not_abstentions(tmp_path, embedder):
+    """Every answer an LLM error: the items are counted as failed (never correct, even the
+    no-match ones an abstention would get right), and the calls, failures, tokens and seconds
+    are accounted per arm."""
+    items = _items(("F2", "F3"))
+    with ChatServer(lambda _req, _i: Reply.error(503, "model is loading")) as srv, \
+            OpenAICompatibleClient(LLMConfig(base_url=srv.base_url, model="m", max_retries=0)
+                                   ) as cl:
+        res = run_parb(len(items), ["A0", "A1"], items=items, out_dir=tmp_path,
+                       progress=False, provider=cl, embedder=embedder, write_report=True)
+    for arm in ("A0", "A1"):
+        m = res["splits"]["dev"]["arms"][arm]
+        assert m["failed"] == len(items)
+        assert m["accuracy"] == 0.0 and m["proposed"] == 0
+        u = res["llm_usage"][arm]
+        assert u["calls"] >= len(items) and u["failures"] == u["calls"]
+    rows = [json.loads(x) for x in (tmp_path / "per_item.jsonl").read_text().splitlines()]
+    assert all(r["arms"]["A0"]["failed"] and not r["arms"]["A0"]["correct"] for r in rows)
+    report = (tmp_path / "report.md").read_text()
+    assert "## LLM calls" in report and "| A0 | " in report

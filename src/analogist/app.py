@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from analogist.errors import AnalogistError
 from analogist.judge import AnalogyReport, JudgeParams, judge_mapping
+from analogist.llm.base import DEFAULT_WRITER, WRITERS
 from analogist.memory.sqlite import Memory, StoredEpisode, _namespace
 from analogist.params import bounded, check_bounds
 from analogist.retrieve import FindResult, RetrieveParams, Retriever, level_embeddings
@@ -51,8 +52,6 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_WRITER", "LIMITS", "WRITERS", "Analogist", "Limits", "MapOutcome",
            "Settings", "default_store_path"]
 
-WRITERS: tuple[str, ...] = ("deterministic", "llm")
-DEFAULT_WRITER = "deterministic"
 """The writer every face uses when none is asked for: the offline deterministic encoder."""
 
 

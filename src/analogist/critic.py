@@ -19,6 +19,11 @@ The critic must name the strongest disanalogy: the schema requires a non-empty s
 blank one (only whitespace) is re-asked once; a second blank answer is an
 :class:`~analogist.llm.base.LLMResponseError`. Without an LLM, :func:`critic_or_skip` returns a
 verdict ``skipped`` with :data:`~analogist.llm.base.NO_LLM_REASON`.
+
+Fail closed: a critic that was asked and did not give a verdict — the call errored, timed out,
+ran out of budget or answered unparseably — is a verdict ``failed`` (:meth:`CriticVerdict.failed`,
+reason ``"critic failed: …"``), and :func:`analogist.judge.with_critic` withholds the transfer on
+it exactly as on a ``reject``. Only a critic that was never configured is ``skipped``.
 """
 
 from __future__ import annotations
@@ -41,9 +46,11 @@ from analogist.llm.prompts import load_prompt, wrap_data
 from analogist.llm.schemas import critic_schema
 from analogist.signature import Signature
 
-__all__ = ["Critic", "CriticVerdict", "critic_or_skip", "signature_view"]
+__all__ = ["FAILED_PREFIX", "Critic", "CriticVerdict", "critic_or_skip", "review_or_fail",
+           "signature_view"]
 
-Verdict = Literal["accept", "reject", "uncertain", "skipped"]
+Verdict = Literal["accept", "reject", "uncertain", "skipped", "failed"]
+FAILED_PREFIX = "critic failed: "
 
 
 def signature_view(sig: Signature, levels: tuple[str, ...] = ("L2", "L3")) -> dict[str, Any]:
@@ -72,7 +79,8 @@ def signature_view(sig: Signature, levels: tuple[str, ...] = ("L2", "L3")) -> di
 @dataclass
 class CriticVerdict:
     """The critic's verdict: ``accept`` | ``reject`` | ``uncertain`` (or ``skipped`` with a
-    ``reason`` when no LLM is configured), the strongest disanalogy, other breaks, the critic's
+    ``reason`` when no LLM is configured, or ``failed`` with a ``reason`` when the critic was
+    asked and gave no verdict), the strongest disanalogy, other breaks, the critic's
     confidence (0–1), the model and the usage of the call(s)."""
 
     verdict: Verdict
@@ -86,6 +94,14 @@ class CriticVerdict:
     @classmethod
     def skipped(cls, reason: str = NO_LLM_REASON) -> CriticVerdict:
         return cls(verdict="skipped", strongest_disanalogy="", reason=reason)
+
+    @classmethod
+    def failed(cls, error: Exception | str, *, model: str = "",
+               usage: dict[str, Any] | None = None) -> CriticVerdict:
+        """The critic was asked and gave no verdict; ``reason`` is ``"critic failed: …"``."""
+        text = " ".join(str(error).split())[:500] or type(error).__name__
+        return cls(verdict="failed", strongest_disanalogy="", model=model,
+                   usage=dict(usage or {}), reason=FAILED_PREFIX + text)
 
     def to_json(self) -> dict[str, Any]:
         return {"verdict": self.verdict, "strongest_disanalogy": self.strongest_disanalogy,
@@ -169,10 +185,22 @@ class Critic:
                              model=r.model or str(self.provider.model), usage=u.to_json())
 
 
+def review_or_fail(critic: Any, source: Signature, target: Signature,
+                   role_map: dict[str, str]) -> CriticVerdict:
+    """``critic.review(...)``, or a ``failed`` verdict when it raises an
+    :class:`~analogist.errors.AnalogistError` (an LLM error, a timeout, a spent budget, an
+    unusable answer) — never an exception and never a silent pass."""
+    try:
+        return critic.review(source, target, role_map)
+    except AnalogistError as e:
+        model = str(getattr(getattr(critic, "provider", None), "model", "") or "")
+        return CriticVerdict.failed(e, model=model, usage=getattr(e, "usage", None) or {})
+
+
 def critic_or_skip(provider: LLMProvider | None, source: Signature, target: Signature,
                    role_map: dict[str, str]) -> CriticVerdict:
-    """:meth:`Critic.review` when ``provider`` is configured; otherwise a ``skipped`` verdict
-    whose ``reason`` is :data:`NO_LLM_REASON`."""
+    """:meth:`Critic.review` when ``provider`` is configured (a ``failed`` verdict when the call
+    fails); otherwise a ``skipped`` verdict whose ``reason`` is :data:`NO_LLM_REASON`."""
     if provider is None:
         return CriticVerdict.skipped()
-    return Critic(provider).review(source, target, role_map)
+    return review_or_fail(Critic(provider), source, target, role_map)

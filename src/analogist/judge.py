@@ -187,7 +187,7 @@ class AnalogyReport:
             lines.append(f"CHECK     {self.prediction.check}")
         if self.critic is not None:
             c = self.critic
-            if c.get("verdict") == "skipped":
+            if c.get("verdict") in ("skipped", "failed"):
                 lines.append(f"CRITIC    {c.get('reason') or 'skipped'}")
             else:
                 lines.append(f"CRITIC    {c.get('verdict')} ({c.get('model', '?')}): strongest "
@@ -200,15 +200,18 @@ def with_critic(report: AnalogyReport, verdict: Any) -> AnalogyReport:
 
     ``verdict`` is anything with ``to_json()`` giving at least ``verdict`` (accept, reject,
     uncertain or skipped) and ``strongest_disanalogy``. The critic saw only the two signatures
-    and the role map. A ``reject`` withholds every transfer: each licensed conclusion becomes
+    and the role map. A ``reject`` — or a ``failed`` critic, one that was asked and gave no
+    verdict (fail closed; its ``reason`` says "critic failed: …") — withholds every transfer:
+    each licensed conclusion becomes
     ``withheld`` with the critic's disanalogy as the reason, the mechanism no longer transfers,
     and the disanalogy is listed among the blockers. ``accept``/``uncertain``/``skipped`` change
     nothing but the record.
     """
     data = verdict.to_json() if hasattr(verdict, "to_json") else dict(verdict)
-    if data.get("verdict") != "reject":
+    if data.get("verdict") not in ("reject", "failed"):
         return replace(report, critic=data)
-    why = f"critic: {data.get('strongest_disanalogy') or 'rejected'}"
+    why = (str(data.get("reason") or "critic failed") if data["verdict"] == "failed"
+           else f"critic: {data.get('strongest_disanalogy') or 'rejected'}")
     concl = tuple(Conclusion(c.source, c.projected, "withheld", (*c.reasons, why))
                   if c.status == "transfer" else c for c in report.conclusions)
     return replace(report, critic=data, conclusions=concl, transfer_mechanism=False,

@@ -533,6 +533,7 @@ class Retriever:
     def _criticise(self, critic: Any, h: Hit, target: Signature, skipped: list[str]) -> Hit:
         from dataclasses import replace
 
+        from analogist.critic import CriticVerdict, review_or_fail
         from analogist.judge import with_critic
 
         if not (h.report.transfer or h.report.transfer_mechanism):
@@ -541,10 +542,12 @@ class Retriever:
             return h
         try:
             src = self._episode(h.id)[0].signature        # compiled and cached by FAC
-            verdict = critic.review(src, target, dict(h.report.role_map))
         except AnalogistError as e:
-            skipped.append(f"critic on {h.episode_id}: {e}")
-            return h
+            verdict = CriticVerdict.failed(e)
+        else:
+            verdict = review_or_fail(critic, src, target, dict(h.report.role_map))
+        if verdict.verdict == "failed":   # fail closed: withheld, and said so
+            skipped.append(f"critic on {h.episode_id}: {verdict.reason}")
         return replace(h, report=with_critic(h.report, verdict))
 
     def _parametric(self, parametric: Any, target: Signature,
@@ -553,8 +556,8 @@ class Retriever:
 
         try:
             res = parametric(target)
-        except AnalogistError as e:
-            skipped.append(f"parametric channel: {e}")
+        except AnalogistError as e:      # asked and did not answer: failed, not skipped
+            skipped.append(f"parametric channel failed: {e}")
             return ()
         if getattr(res, "skipped", None):
             skipped.append(f"parametric channel: {res.skipped}")

@@ -16,6 +16,7 @@ from analogist.cli.base import (
     app,
 )
 from analogist.errors import AnalogistError
+from analogist.llm.base import DEFAULT_WRITER
 
 # -- benchmarks ---------------------------------------------------------------------------------
 bench_app = typer.Typer(help="Benchmarks (PARB: seed 000 §14–16, issue 4).", no_args_is_help=True)
@@ -30,7 +31,7 @@ def bench_parb_command(
     representation: str = typer.Option("oracle", "--representation",
                                        help="oracle (gold signatures) or encoded (every "
                                             "episode re-written from its text)."),
-    writer: str = typer.Option("deterministic", "--writer",
+    writer: str = typer.Option(DEFAULT_WRITER, "--writer",
                                help="encoded representation: deterministic or llm."),
     split: str = typer.Option("both", "--split", help="dev, test or both."),
     seed: int = typer.Option(0, "--seed", help="Item-generation and bootstrap seed."),

@@ -19,6 +19,7 @@ from analogist.cli.base import (
     app,
 )
 from analogist.errors import AnalogistError
+from analogist.llm.base import DEFAULT_WRITER
 
 
 def _encode_files(files: list[Path], writer: str, domain: str | None,
@@ -90,7 +91,7 @@ def _abstraction_checks(text: str, sig: Any, domain: str | None) -> dict[str, An
 @app.command("encode")
 def encode_command(
     text: str = typer.Argument(..., help="The episode: a path to a text file, or the text."),
-    writer: str = typer.Option("deterministic", "--writer",
+    writer: str = typer.Option(DEFAULT_WRITER, "--writer",
                                help="deterministic (offline, the default) or llm (needs "
                                     "ANALOGIST_LLM_BASE_URL and ANALOGIST_LLM_MODEL)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),

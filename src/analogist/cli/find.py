@@ -21,6 +21,7 @@ from analogist.cli.base import (
     make_app,
 )
 from analogist.errors import AnalogistError
+from analogist.llm.base import DEFAULT_WRITER
 
 
 @app.command("find")
@@ -34,7 +35,7 @@ def find_command(
     from_text: bool = typer.Option(False, "--from-text",
                                    help="The target is a text file: write its signature first "
                                         "(see --writer)."),
-    writer: str = typer.Option("deterministic", "--writer",
+    writer: str = typer.Option(DEFAULT_WRITER, "--writer",
                                help="With --from-text: deterministic (offline) or llm."),
     critic: bool = typer.Option(True, "--critic/--no-critic",
                                 help="Ask the independent critic (an LLM; skipped when none is "

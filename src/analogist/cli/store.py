@@ -24,6 +24,7 @@ from analogist.cli.base import (
 )
 from analogist.cli.encode import _encode_files
 from analogist.errors import AnalogistError
+from analogist.llm.base import DEFAULT_WRITER
 
 
 @app.command("init")
@@ -53,7 +54,7 @@ def add_command(
     from_text: bool = typer.Option(False, "--from-text",
                                    help="The files are episode texts (one episode per file): "
                                         "write each one's signature first (see --writer)."),
-    writer: str = typer.Option("deterministic", "--writer",
+    writer: str = typer.Option(DEFAULT_WRITER, "--writer",
                                help="With --from-text: deterministic (offline default) or llm."),
     domain: str | None = typer.Option(None, "--domain",
                                       help="With --from-text: the episodes' surface domain."),

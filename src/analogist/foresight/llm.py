@@ -264,8 +264,9 @@ class ParametricGenerator:
             r = self.provider.complete_json(msgs, self.schema, schema_name=SCHEMA_NAME,
                                             temperature=self.temperature,
                                             max_tokens=self.max_tokens)
-        except AnalogistError as e:
+        except AnalogistError as e:      # counted: a failed call is a call and a failure
             self._note(rnd, f"the call failed: {str(e)[:300]}")
+            self.usage.append(getattr(e, "usage", None) or {"calls": 1, "failures": 1})
             raise
         self.usage.append(usage_of([r]))
         model = r.model or str(self.provider.model)

@@ -23,13 +23,26 @@ from typing import Any, Protocol, runtime_checkable
 from analogist.errors import AnalogistError
 
 NO_LLM_REASON = ("skipped: no LLM configured (set ANALOGIST_LLM_BASE_URL and "
-                 "ANALOGIST_LLM_MODEL, or the [llm] table of the config file)")
+                 "ANALOGIST_LLM_MODEL, or ANALOGIST_LLM_PROVIDER=local and ANALOGIST_LLM_MODEL="
+                 "<a .gguf file>, or the [llm] table of the config file)")
+
+WRITERS: tuple[str, ...] = ("deterministic", "llm")
+DEFAULT_WRITER = "deterministic"
+"""The writer every face (CLI, HTTP, MCP) uses when none is asked for: the offline deterministic
+encoder, so that no face needs an LLM (or answers differently) by default."""
 
 Message = Mapping[str, str]
 
 
 class LLMError(AnalogistError):
-    """An LLM call failed (transport, HTTP status, or a response that never validated)."""
+    """An LLM call failed (transport, HTTP status, or a response that never validated).
+
+    ``usage`` is the accounting of the failed call (a :meth:`Usage.to_json` dict with
+    ``calls`` 1 and ``failures`` 1, the tokens and seconds it spent) when a provider raised it;
+    callers that keep their own accounting add it with :meth:`Usage.add_failed`.
+    """
+
+    usage: dict[str, Any] | None = None
 
 
 class LLMNotConfigured(LLMError):
@@ -44,11 +57,17 @@ class LLMTimeout(LLMError):
     """The endpoint did not answer within the configured timeout (after retries)."""
 
 
+class LLMBudgetExceeded(LLMError):
+    """A per-call or per-run token or time budget is spent; the call was not (or no longer) made."""
+
+
 @dataclass
 class Usage:
-    """Running totals of one provider: calls, tokens, wall time, cache hits, retries."""
+    """Running totals of one provider: calls (failed ones included), failures, tokens, wall
+    time, cache hits, retries, repair rounds."""
 
     calls: int = 0
+    failures: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
@@ -69,8 +88,20 @@ class Usage:
         self.retries += max(0, r.attempts - 1 - r.repairs)
         self.repairs += r.repairs
 
+    def add_failed(self, record: Mapping[str, Any] | None) -> None:
+        """Count one failed call from its accounting (``LLMError.usage``); ``None`` counts a
+        failure that spent nothing measurable."""
+        rec = dict(record or {})
+        self.calls += 1
+        self.failures += 1
+        self.prompt_tokens += int(rec.get("prompt_tokens") or 0)
+        self.completion_tokens += int(rec.get("completion_tokens") or 0)
+        self.seconds += float(rec.get("seconds") or 0.0)
+        self.retries += int(rec.get("retries") or 0)
+        self.repairs += int(rec.get("repairs") or 0)
+
     def to_json(self) -> dict[str, Any]:
-        return {"calls": self.calls, "prompt_tokens": self.prompt_tokens,
+        return {"calls": self.calls, "failures": self.failures, "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens, "total_tokens": self.total_tokens,
                 "seconds": round(self.seconds, 4), "cache_hits": self.cache_hits,
                 "retries": self.retries, "repairs": self.repairs}

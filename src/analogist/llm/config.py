@@ -7,14 +7,23 @@ and ``[llm.critic]`` beats ``[llm]``.
 
 Environment variables::
 
-    ANALOGIST_LLM_BASE_URL      e.g. http://localhost:8000/v1
-    ANALOGIST_LLM_MODEL
+    ANALOGIST_LLM_PROVIDER      openai (an OpenAI-compatible HTTP endpoint; the default) | local
+                                (a GGUF file run in-process through llama.cpp; pip install
+                                'analogist[local]')
+    ANALOGIST_LLM_BASE_URL      e.g. http://localhost:8000/v1 (not used by the local provider)
+    ANALOGIST_LLM_MODEL         the model name; for the local provider the path of a .gguf file
     ANALOGIST_LLM_API_KEY       (OPENAI_API_KEY is used when no other key is configured)
     ANALOGIST_LLM_TIMEOUT       seconds, > 0
     ANALOGIST_LLM_MAX_RETRIES   integer >= 0 (429 / 5xx / transport errors)
     ANALOGIST_LLM_STRUCTURED    auto | json_schema | json_object | none
     ANALOGIST_LLM_TEMPERATURE   0..2
-    ANALOGIST_LLM_MAX_TOKENS    integer > 0
+    ANALOGIST_LLM_MAX_TOKENS    integer > 0 (default: sized to each call's schema)
+    ANALOGIST_LLM_CALL_BUDGET_TOKENS / _CALL_BUDGET_S   one call's tokens / seconds, over its
+                                retries and repair rounds
+    ANALOGIST_LLM_RUN_BUDGET_TOKENS / _RUN_BUDGET_S     the provider's lifetime (one command,
+                                one benchmark run); a call past either budget is refused
+    ANALOGIST_LLM_CONTEXT       the local provider's context window in tokens (default 8192)
+    ANALOGIST_LLM_THREADS       the local provider's CPU threads (default: all cores)
     ANALOGIST_LLM_CACHE         a path, "on" (the default path) or "off"
     ANALOGIST_CONFIG            the config file (default $XDG_CONFIG_HOME/analogist/config.toml,
                                 else ~/.config/analogist/config.toml)
@@ -34,8 +43,8 @@ The critic's temperature defaults to 0.7 — not to the writer's — so that the
 independently of the writer; only a critic-specific setting (override, ``ANALOGIST_CRITIC_TEMPERATURE``
 or ``[llm.critic] temperature``) changes it.
 
-The LLM is optional: :func:`load_llm_config` returns ``None`` when no base URL or no model is
-configured. Malformed values raise :class:`~analogist.errors.AnalogistError` naming the variable
+The LLM is optional: :func:`load_llm_config` returns ``None`` when no model is configured, or no
+base URL for the (default) ``openai`` provider. Malformed values raise :class:`~analogist.errors.AnalogistError` naming the variable
 or the file and line, and what was expected.
 """
 
@@ -52,6 +61,7 @@ from typing import Any
 from analogist.errors import AnalogistError
 
 STRUCTURED_MODES = ("auto", "json_schema", "json_object", "none")
+PROVIDERS = ("openai", "local")
 ROLE_DEFAULT_TEMPERATURE = {"critic": 0.7}
 _ROLE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -66,11 +76,17 @@ class LLMConfig:
     structured-output mode (see :mod:`analogist.llm.client`); ``cache_path`` an SQLite response
     cache (``None``: no cache); backoff is exponential from ``backoff_base_s`` capped at
     ``backoff_max_s``, with jitter drawn from ``random.Random(seed or 0)``; ``seed``, when set,
-    is also sent to the server.
+    is also sent to the server. ``max_tokens`` ``None`` means "sized to each call's schema"
+    (:func:`analogist.llm.structured.schema_max_tokens`). ``call_budget_tokens`` /
+    ``call_budget_s`` bound one call over all its requests; ``run_budget_tokens`` /
+    ``run_budget_s`` bound the provider's lifetime (a call is refused once either is spent).
+    ``provider`` ``local`` runs ``model`` (a ``.gguf`` path) in-process (:mod:`analogist.llm.local`)
+    with ``context_tokens`` of context on ``threads`` CPU threads; ``base_url`` is then unused.
     """
 
     base_url: str
     model: str
+    provider: str = "openai"
     api_key: str | None = None
     timeout_s: float = 60.0
     max_retries: int = 4
@@ -82,18 +98,37 @@ class LLMConfig:
     backoff_base_s: float = 0.5
     backoff_max_s: float = 20.0
     seed: int | None = None
+    call_budget_tokens: int | None = None
+    call_budget_s: float | None = None
+    run_budget_tokens: int | None = None
+    run_budget_s: float | None = None
+    context_tokens: int = 8192
+    threads: int | None = None
 
     def __post_init__(self) -> None:
         def bad(name: str, expected: str) -> AnalogistError:
             return AnalogistError(f"LLM config {name}: expected {expected}, "
                                   f"got {getattr(self, name)!r}", field=name)
 
+        if self.provider not in PROVIDERS:
+            raise bad("provider", "one of " + ", ".join(PROVIDERS))
         for name in ("base_url", "model"):
             v = getattr(self, name)
             if not isinstance(v, str) or not v.strip():
                 raise bad(name, "a non-empty string")
-        if not self.base_url.startswith(("http://", "https://")):
+        if self.provider == "openai" and not self.base_url.startswith(("http://", "https://")):
             raise bad("base_url", "an http:// or https:// URL such as http://localhost:8000/v1")
+        for name in ("call_budget_tokens", "run_budget_tokens", "threads"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
+                raise bad(name, "a positive integer or None")
+        if not isinstance(self.context_tokens, int) or isinstance(self.context_tokens, bool) \
+                or self.context_tokens < 256:
+            raise bad("context_tokens", "an integer >= 256")
+        for name in ("call_budget_s", "run_budget_s"):
+            v = getattr(self, name)
+            if v is not None and (not _is_number(v) or v <= 0):
+                raise bad(name, "a positive number of seconds or None")
         for name in ("timeout_s", "backoff_max_s"):
             if not _is_number(getattr(self, name)) or getattr(self, name) <= 0:
                 raise bad(name, "a positive number of seconds")
@@ -198,6 +233,19 @@ def _from_env(env: Mapping[str, str], prefix: str, keys: tuple[str, ...]) -> dic
             out["base_url"] = raw.strip()
         elif key == "MODEL":
             out["model"] = raw.strip()
+        elif key == "PROVIDER":
+            prov = raw.strip().lower()
+            if prov not in PROVIDERS:
+                raise AnalogistError(f"{var}={raw!r}: expected one of " + ", ".join(PROVIDERS),
+                                     source=var)
+            out["provider"] = prov
+        elif key in ("CALL_BUDGET_TOKENS", "RUN_BUDGET_TOKENS", "THREADS"):
+            out[key.lower()] = _parse_int(raw, var, "a positive integer", 1)
+        elif key == "CONTEXT":
+            out["context_tokens"] = _parse_int(raw, var, "an integer >= 256", 256)
+        elif key in ("CALL_BUDGET_S", "RUN_BUDGET_S"):
+            out[key.lower()] = _parse_float(raw, var, "a positive number of seconds", 0,
+                                            strict_lo=True)
         elif key == "API_KEY":
             out["api_key"] = raw.strip()
         elif key == "TIMEOUT":
@@ -294,14 +342,16 @@ def _config_file(config_file: str | os.PathLike[str] | None,
     return p if p.is_file() else None
 
 
-_BASE_ENV_KEYS = ("BASE_URL", "MODEL", "API_KEY", "TIMEOUT", "MAX_RETRIES", "MAX_TOKENS",
-                  "STRUCTURED", "TEMPERATURE", "CACHE")
+_BASE_ENV_KEYS = ("PROVIDER", "BASE_URL", "MODEL", "API_KEY", "TIMEOUT", "MAX_RETRIES",
+                  "MAX_TOKENS", "STRUCTURED", "TEMPERATURE", "CACHE", "CALL_BUDGET_TOKENS",
+                  "CALL_BUDGET_S", "RUN_BUDGET_TOKENS", "RUN_BUDGET_S", "CONTEXT", "THREADS")
 _ROLE_ENV_KEYS = ("BASE_URL", "MODEL", "API_KEY", "TEMPERATURE")
 
 
 def load_llm_config(role: str = "writer", *, config_file: str | os.PathLike[str] | None = None,
                     env: Mapping[str, str] | None = None, **overrides: Any) -> LLMConfig | None:
-    """The :class:`LLMConfig` for ``role``, or ``None`` when no base URL or model is configured.
+    """The :class:`LLMConfig` for ``role``, or ``None`` when no model is configured (or no base
+    URL, for the ``openai`` provider).
 
     ``env`` defaults to ``os.environ``; ``config_file`` to ``$ANALOGIST_CONFIG`` or the XDG
     default (a missing default file is simply skipped). ``overrides`` are :class:`LLMConfig`
@@ -333,7 +383,11 @@ def load_llm_config(role: str = "writer", *, config_file: str | os.PathLike[str]
         chosen = [t for t in role_specific if t is not None]
         settings["temperature"] = chosen[-1] if chosen else ROLE_DEFAULT_TEMPERATURE[role]
 
-    if not settings.get("base_url") or not settings.get("model"):
+    if not settings.get("model"):
+        return None
+    if settings.get("provider") == "local":
+        settings.setdefault("base_url", "local:")   # unused: the model runs in-process
+    elif not settings.get("base_url"):
         return None
     try:
         return LLMConfig(**settings)

@@ -103,6 +103,9 @@ class ArmOutput:
     #: what an arm asserted without naming a source (LLM arms answering "none" but still giving
     #: conclusions/fix/parts): never scored as U/F/N, read only by the attribution controls
     unsourced: dict[str, Any] | None = None
+    #: why the arm could not answer (an LLM call that failed): scored as a failure, never as
+    #: an abstention
+    failed: str | None = None
 
     @property
     def proposed(self) -> bool:
@@ -112,7 +115,7 @@ class ArmOutput:
         return {"chosen": self.chosen, "ranking": self.ranking[:10], "role_map": self.role_map,
                 "fix": self.fix, "conclusions": self.conclusions, "parts": self.parts,
                 "transfer": self.transfer, "confidence": round(self.confidence, 4),
-                "note": self.note, "parametric": self.parametric}
+                "note": self.note, "parametric": self.parametric, "failed": self.failed}
 
 
 def _invert(m: dict[str, str]) -> dict[str, str]:

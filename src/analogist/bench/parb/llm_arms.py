@@ -15,8 +15,10 @@ F5, a transfer/withhold decision per source part. No retrieval, no SME, no judge
 
 The answer is scored by the same :func:`analogist.bench.parb.runner.score_item` as every arm.
 The arms need an :class:`~analogist.llm.LLMProvider`; without one the runner reports them as
-skipped (``NO_LLM_REASON``) and never substitutes anything. Each arm keeps its own token/time
-accounting (``usage()``), reported as the arm's cost.
+skipped (``NO_LLM_REASON``) and never substitutes anything. Each arm keeps its own accounting
+(``usage()``: calls, failures, tokens, seconds — failed calls included), reported as the arm's
+cost. An answer the model could not give (an LLM error) is an ``ArmOutput`` with ``failed``
+set: the runner scores it as a failure (never correct), never as an abstention.
 """
 
 from __future__ import annotations
@@ -95,7 +97,9 @@ class LLMArm:
         q = validate_signature(ctx.problem.query)
         try:
             res = propose_parametric(q, self.provider, k=3)
-        except AnalogistError:
+        except AnalogistError as e:     # counted as a failed call, scored apart as nothing
+            self._par_usage.append(getattr(e, "usage", None)
+                                   or {"calls": 1, "failures": 1})
             return []
         if getattr(res, "usage", None):
             self._par_usage.append(dict(res.usage))
@@ -126,8 +130,10 @@ class LLMArm:
         try:
             r = self.provider.complete_json(self.messages(item, ctx), ANSWER_SCHEMA,
                                             schema_name="parb_answer", temperature=0.0)
-        except LLMError as e:
-            return ArmOutput(None, [], note=f"LLM error: {e}"[:300])
+        except LLMError as e:      # a failure, never an abstention: counted and scored so
+            self._usage.add_failed(e.usage)
+            return ArmOutput(None, [], note=f"LLM error: {e}"[:300],
+                             failed=f"LLM error: {e}"[:300])
         self._usage.add(r)
         d = r.data
         ids = [eid for eid, _ in pb.pool]

