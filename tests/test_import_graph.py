@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("evaluation", ("analogist.bench",)),
     ("application", ("analogist.app",)),
     ("faces", ("analogist.cli", "analogist.server", "analogist.mcp", "analogist.service",
-               "analogist.viewer", "analogist.__main__")),
+               "analogist.viewer", "analogist.__main__", "analogist.notes")),
 ]
 
 # The package itself is a facade: it re-exports names of several rooms, resolved on first use.
