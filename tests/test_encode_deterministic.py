@@ -168,7 +168,8 @@ def test_embedder_types_paraphrase(enc_embed):
 
 
 def test_proposed_term_has_definition(enc):
-    res = enc.encode("Bats emit sound waves which bounce off objects.")
+    res = DeterministicEncoder(embedder=None, nlp=enc.nlp,
+                               params=EncoderParams(untyped="propose")).encode("Bats emit sound waves which bounce off objects.")
     assert "bounce_off" in res.proposed_terms
     assert res.proposed_terms["bounce_off"] == "the first role bounces off the second"
     assert "bounce_off" in {a.predicate for a in res.signature.relations}

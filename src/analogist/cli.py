@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import time
 import warnings
 from pathlib import Path
 from typing import Any, NoReturn
@@ -53,6 +54,14 @@ def main(
                                  help="Print the version and exit."),
 ) -> None:
     """Find, map and check analogies by structure."""
+    warnings.showwarning = _note_warning
+
+
+def _note_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: Any = None, line: str | None = None) -> None:
+    """A Python warning reaches a user as one line, ``note: …`` (never a source excerpt)."""
+    typer.echo(f"note: {str(message).splitlines()[0] if str(message) else category.__name__}",
+               err=True)
 
 
 # -- loading inputs --------------------------------------------------------------------------
@@ -418,11 +427,18 @@ def _encode_files(files: list[Path], writer: str, domain: str | None,
 
     w = _make_writer(writer)
     out: list[tuple[str, Any]] = []
+    refused: list[str] = []
+    t0 = time.perf_counter()
     with Progress(transient=True) as bar:
         task = bar.add_task("encoding", total=len(files))
         for f in files:
-            res = w.encode(read_text(f), episode_id=_episode_id_for(f), domain=domain,
-                           source=str(f))
+            try:        # every file is read; each bad one is named, and then nothing is stored
+                res = w.encode(read_text(f), episode_id=_episode_id_for(f), domain=domain,
+                               source=str(f))
+            except AnalogistError as e:
+                refused.append(str(e) if e.source else f"{f}: {e}")
+                bar.update(task, advance=1)
+                continue
             out.append((str(f), res.signature.to_data()))
             if proposed is not None:
                 arity = {a.predicate: len(a.args) for _w, a in res.signature.atoms()}
@@ -431,6 +447,12 @@ def _encode_files(files: list[Path], writer: str, domain: str | None,
                                                    "arity": arity.get(name, 2), "uses": 0})
                     t["uses"] += 1
             bar.update(task, advance=1)
+    if refused:
+        raise AnalogistError(f"{len(refused)} of {len(files)} text(s) refused, nothing stored:\n"
+                             + "\n".join(f"  {r}" for r in refused))
+    dt = time.perf_counter() - t0
+    typer.echo(f"note: encoded {len(files)} text(s) in {dt:.1f} s "
+               f"({len(files) / max(dt, 1e-9):.2f} texts/s)", err=True)
     return out
 
 

@@ -248,3 +248,33 @@ class _CausalReader:
                         links.append(_Link(node(src_c), edge, node(c), sign, status, low,
                                            c.sent))
         return links
+
+    @staticmethod
+    def _implicit_links(doc: Any, clauses: list[_Clause], links: list[_Link],
+                        is_state: Any) -> list[_Link]:
+        """Implicit causality across sentences: a sentence that ends in a vocabulary state ("The
+        cache was stale.") followed by one whose main clause no stated link explains ("The agent
+        quoted the old price.") gives ``state causes main clause``, status ``inferred``,
+        connective ``(sequence)``. ``is_state(clause)`` says whether a clause was typed to a
+        vocabulary state."""
+        sents = list(doc.sents)
+        by_sent: dict[int, list[_Clause]] = {}
+        for c in clauses:
+            by_sent.setdefault(c.sent, []).append(c)
+        linked_into = {lk.effect.clause for lk in links if lk.effect.clause is not None}
+        linked_into |= {lk.cause.clause for lk in links if lk.cause.clause is not None
+                        and lk.sign == 1 and lk.connective in ("so", "therefore", "thus")}
+        touched = {lk.sent for lk in links}
+        out: list[_Link] = []
+        for si in range(len(sents) - 1):
+            prev, nxt = by_sent.get(si, []), by_sent.get(si + 1, [])
+            if not prev or not nxt or (si + 1) in touched:
+                continue
+            state = next((c for c in reversed(prev) if is_state(c)), None)
+            root = sents[si + 1].root.i
+            main = next((c for c in nxt if c.tok == root), nxt[0])
+            if state is None or main.idx in linked_into or main is state or is_state(main):
+                continue
+            out.append(_Link(_Node(clause=state.idx), "causes", _Node(clause=main.idx), 1,
+                             "inferred", "(sequence)", si + 1))
+        return out

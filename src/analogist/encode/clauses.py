@@ -11,17 +11,25 @@ from analogist.encode.lexicon import (
     _BELIEF_VERBS,
     _CAUSAL_PREPS,
     _CAUSAL_VERBS,
+    _CHECK_VERBS,
     _DIRECTIONAL,
     _EVENT_PRONOUNS,
     _GENERIC_HEADS,
     _LIGHT_NOUNS,
     _LIGHT_VERBS,
     _MOD_DEPS,
+    _NEGATING_ADVERBS,
+    _NOBODY,
     _OBJECT_CONTROL,
+    _PASSING_MODIFIERS,
     _PRONOUNS_PLURAL,
     _PRONOUNS_SINGULAR,
+    _QUANTIFIERS,
     _RELATIVE,
+    _SEE_VERBS,
     _SKIP_PREPS,
+    _STATE_WORDS,
+    _UPDATE_VERBS,
     _singular,
 )
 from analogist.encode.params import EncoderParams
@@ -38,6 +46,7 @@ class _Mention:
     tok: int                       # doc index of the head token (the pronoun for resolved ones)
     span: tuple[int, int]          # char span of the surface tokens (for L1)
     resolved: bool = False
+    key: str = ""                  # compound nouns + head ("print job"): what tells entities apart
 
 
 @dataclass
@@ -83,6 +92,8 @@ class _Typed:
     proposed: bool
     score: float                   # margin-based quality in [0, 1]
     definition: str
+    generic: bool = False          # the general fallback term (acts_on, changes, …): nothing
+                                   # closer fits; the surface verb stays in the triples
 
 
 
@@ -115,7 +126,8 @@ class _ClauseReader:
 
         def collect(t: Any) -> None:
             for c in t.lefts:
-                if c.dep_ in _MOD_DEPS and c.pos_ not in ("PUNCT", "DET", "PRON"):
+                if c.dep_ in _MOD_DEPS and c.pos_ not in ("PUNCT", "DET", "PRON", "NUM") \
+                        and c.lower_ not in _QUANTIFIERS:
                     collect(c)
                     mods.append(c)
 
@@ -129,8 +141,11 @@ class _ClauseReader:
             head = _singular(tok.text.lower())   # the tagger's lemma varies ("species")
         if not re.search(r"[a-z0-9]", head):
             head = tok.text.lower()
+        key = " ".join([*(t.text.lower() for t in mods if t.tag_ not in ("VBN", "VBD", "VBG")
+                          and t.lower_ not in _PASSING_MODIFIERS
+                          and t.lower_ not in _STATE_WORDS), head])
         return _Mention(phrase=phrase, head=head, plural=tok.tag_ in ("NNS", "NNPS"), tok=tok.i,
-                        span=(toks[0].idx, tok.idx + len(tok.text)))
+                        span=(toks[0].idx, tok.idx + len(tok.text)), key=key)
 
     @staticmethod
     def _conj(tok: Any) -> list[Any]:
@@ -148,7 +163,8 @@ class _ClauseReader:
             return None
         m = cands[0]
         return _Mention(phrase=m.phrase, head=m.head, plural=m.plural, tok=tok.i,
-                        span=(tok.idx, tok.idx + len(tok.text)), resolved=True)
+                        span=(tok.idx, tok.idx + len(tok.text)), resolved=True,
+                        key=m.key)
 
     def _mentions(self, tok: Any, recent: list[_Mention]) -> list[_Mention]:
         out: list[_Mention] = []
@@ -158,6 +174,8 @@ class _ClauseReader:
                     m = self._resolve(t, recent)
                     if m is not None:
                         out.append(m)
+            elif t.lower_ in _NOBODY or t.lower_ in _QUANTIFIERS:
+                continue
             elif t.pos_ in ("NOUN", "PROPN", "NUM", "X") or (t.pos_ == "ADJ" and t.dep_ != "acomp"):
                 out.append(self._mention(t))
         return out
@@ -201,7 +219,10 @@ class _ClauseReader:
                     continue
                 clauses.append(c)
                 by_tok[v.i] = c
-                for m in c.subjects:
+                # a relative clause's subject is the noun it modifies, not a new topic: a later
+                # pronoun refers to a main clause's subject ("the desk sold tickets for a
+                # sailing that had left, so it …" → the desk)
+                for m in c.subjects if v.dep_ not in ("relcl", "acl") else []:
                     if not m.resolved:
                         recent.append(m)
                 recent[:] = recent[-20:]
@@ -243,6 +264,24 @@ class _ClauseReader:
             return list(hc.subjects), hc.event_subject
         return [], None
 
+    @staticmethod
+    def _negated(v: Any, children: list[Any]) -> bool:
+        """Is the clause headed by ``v`` negated? "not"/"never"/"n't"; "hardly (ever)", "rarely",
+        "seldom", "barely", "scarcely"; a subject "nobody"/"no one"/"nothing" or one with "no"
+        ("no engine could refill"); an object with "no" ("had no paper"); "without V-ing"."""
+        if any(ch.dep_ == "neg" for ch in children):
+            return True
+        if any(ch.dep_ == "advmod" and ch.lower_ in _NEGATING_ADVERBS for ch in children):
+            return True
+        for ch in children:
+            if ch.dep_ in ("nsubj", "nsubjpass", "dobj", "attr"):
+                if ch.lower_ in _NOBODY or (ch.lower_ == "one" and any(
+                        d.lower_ == "no" for d in ch.lefts)):
+                    return True
+                if any(d.dep_ == "det" and d.lower_ in ("no", "neither") for d in ch.children):
+                    return True
+        return v.dep_ == "pcomp" and v.head.lower_ == "without"
+
     def _clause(self, v: Any, si: int, idx: int, recent: list[_Mention],
                 by_tok: dict[int, _Clause]) -> _Clause | None:
         lemma = (v.lemma_ or v.text).lower()
@@ -252,7 +291,7 @@ class _ClauseReader:
         verb = f"{lemma} {particle}".strip()
         verb_text = f"{v.text.lower()} {particle}".strip()
         c = _Clause(idx=idx, sent=si, tok=v.i, lemma=lemma, verb=verb, verb_text=verb_text)
-        c.negated = any(ch.dep_ == "neg" for ch in children)
+        c.negated = self._negated(v, children)
 
         subj_toks = [ch for ch in children if ch.dep_ in ("nsubj", "csubj", "expl")]
         pass_toks = [ch for ch in children if ch.dep_ == "nsubjpass"]
@@ -388,7 +427,10 @@ class _ClauseReader:
             elif c.causal is None and not any(ch.dep_ in ("ccomp", "xcomp") for ch in children):
                 c.state = lemma if lemma != "be" else None
         if not subjects and c.event_subject is None:
-            return c if c.causal else None
+            # "nobody updated the map": kept for its omission state (see _omission_states)
+            omission = c.negated and objects and lemma in (_UPDATE_VERBS | _CHECK_VERBS
+                                                          | _SEE_VERBS)
+            return c if c.causal or omission else None
         return c
 
     # -- public: triples -------------------------------------------------------------------------

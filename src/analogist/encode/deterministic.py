@@ -260,6 +260,7 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
         clauses = [c for c in all_clauses if c.sent not in fix_at]
         for i, c in enumerate(clauses):
             c.idx = i
+        self._omission_states(clauses)
         consumed: set[int] = set()
         links = self._links(doc, clauses, consumed)
         cl = {c.idx: c for c in clauses}
@@ -367,6 +368,12 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
                 typed[k] = t
             arity_of[t.name] = t.arity
 
+        def is_state(c: _Clause) -> bool:
+            t = typed.get(c.idx)
+            return t is not None and t.arity == 1 and not (t.generic or t.proposed)
+
+        links = links + self._implicit_links(doc, clauses, links, is_state)
+
         def tag_of(m: _Mention | None) -> str | None:
             return tags.get(m.head) if m is not None else None
 
@@ -390,6 +397,13 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
         shares = self.vocab.get("shares")
         for c in live:
             t = typed.get(c.idx)
+            if t is not None and t.arity == 1 and not (t.generic or t.proposed) and c.subjects:
+                # a vocabulary state ("the cache was stale") is a fact of the episode even when
+                # no edge names it: a unary atom
+                st = tag_of(c.subjects[0])
+                if st is not None:
+                    relations.append([t.name, st])
+                continue
             if t is None or t.arity != 2:
                 continue
             if c.lemma == "share" and shares is not None and shares.accepts_arity(3):
@@ -400,6 +414,8 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
                 if len(st) >= 2 and ot is not None:
                     relations.append([shares.name, st[0], st[1], ot])
                     continue
+            if t.generic and not p.keep_generic_relations:
+                continue
             for sm in c.subjects:
                 for om in c.objects:
                     if sm.tok in consumed or om.tok in consumed:

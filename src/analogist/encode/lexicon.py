@@ -26,6 +26,16 @@ _LIGHT_NOUNS = {"priority", "precedence", "attention", "track", "hold", "control
 _DIRECTIONAL = {"away", "back", "off", "out", "over", "down", "up", "ahead", "along", "apart"}
 _GENERIC_HEADS = {"process", "type", "kind", "piece", "form", "amount", "number", "lot", "group",
                   "series", "set", "act", "method", "sort", "part", "variety"}
+_QUANTIFIERS = {"one", "only", "every", "each", "all", "other", "same", "several", "many", "few",
+                "some", "any", "no", "single", "whole", "entire", "own", "certain", "such",
+                "much", "more", "most", "less", "least", "first", "last", "next"}
+"""Modifiers that never belong to a participant's name ("one printer", "the only trolley")."""
+_PASSING_MODIFIERS = {"old", "new", "outdated", "current", "latest", "original", "previous",
+                      "weak", "strong", "big", "small", "large", "little", "good", "bad", "poor",
+                      "full", "empty", "young", "usual", "extra", "further", "real", "actual",
+                      "printed", "copied", "local", "later", "earlier", "wrong", "right"}
+"""Modifiers that describe a participant's state at one mention, not which participant it is:
+"the printed timetable", "the outdated timetable" and "the timetable" are one entity."""
 _MOD_DEPS = {"compound", "amod", "nmod", "nummod"}
 _STOP = {"the", "a", "an", "of", "to", "in", "on", "and", "or", "for", "with", "its", "their",
          "is", "are", "be", "that", "this", "by", "from", "as", "at", "it", "role", "first",
@@ -124,7 +134,7 @@ _RELATION_CUES: dict[str, tuple[str, ...]] = {
                      "compile from", "transcribe from", "replicate from", "build from",
                      "issue from", "extract from", "generate from", "export from",
                      "render from", "mirror from", "clone from", "populate from", "seed from"),
-    "trusts_as_authoritative": ("treat as truth", "treat as authoritative", "treat as gospel",
+    "trusts_as_authoritative": ("trust", "believe in", "treat as truth", "treat as authoritative", "treat as gospel",
                                 "treat as fact", "treat as source", "take as truth",
                                 "take as gospel", "accept as truth", "regard as truth",
                                 "regard as authoritative", "take at word"),
@@ -146,11 +156,11 @@ _RELATION_CUES: dict[str, tuple[str, ...]] = {
                           "have precedence over", "get priority over",
                           "rank ahead of", "outrank", "take precedence over"),
     "competes_for": ("compete for", "contend for", "vie for", "fight for"),
-    "depends_on": ("depend on", "rely on", "run on", "need", "require", "hinge on", "call"),
+    "depends_on": ("depend on", "rely on", "follow", "run from", "refill from", "draw on", "run on", "need", "require", "hinge on", "call"),
     "observes": ("watch", "monitor", "observe", "track", "keep eye on", "keep track of"),
     "ignores": ("ignore", "disregard", "overlook"),
     "retries": ("retry", "resend", "re-send", "re-try", "reissue", "re-issue", "resubmit"),
-    "consumes": ("consume", "use up", "draw down", "eat up", "burn through", "deplete",
+    "consumes": ("consume", "use up", "drain", "exhaust", "use all", "take all", "draw down", "eat up", "burn through", "deplete",
                  "feed on"),
     "schedules": ("schedule", "dispatch"),
     "limits": ("limit", "cap", "throttle", "restrict", "ration"),
@@ -159,21 +169,35 @@ _RELATION_CUES: dict[str, tuple[str, ...]] = {
                         "flag as missing", "mark as missing"),
     "holds_lock": ("hold", "hold lock", "keep hold of", "keep hold on", "lock"),
     "races_with": ("race with", "race against", "collide with", "clash with"),
-    "assumes": ("assume", "presume", "take for granted"),
+    "assumes": ("assume", "presume", "take for granted", "read as", "take as", "mistake for",
+                "believe"),
     "amplifies": ("amplify", "magnify", "boost", "intensify"),
-    "validates": ("validate", "verify", "check", "cross-check", "vet", "check against",
+    "validates": ("validate", "verify", "check", "compare with", "compare against",
+                  "compare to", "inspect", "audit", "cross-check", "vet", "check against",
                   "verify against", "validate against"),
     "configures": ("configure", "set up"),
     "preempts": ("preempt", "pre-empt", "interrupt"),
+    # general English verbs added from the development narratives (issue 16)
+    "supplies": ("supply", "provide", "feed", "deliver to", "serve", "power", "fill"),
+    "signals": ("send to", "report to", "alert", "warn", "notify", "signal", "show to",
+                "announce to"),
+    "proxies_for": ("stand in for", "stand for", "substitute for", "proxy for"),
+    "optimises_for": ("optimise", "optimize", "maximise", "maximize", "minimise", "minimize",
+                      "chase", "game"),
+    "incentivises": ("reward", "reward for", "pay by", "pay for", "pay per", "incentivise",
+                     "incentivize", "bonus"),
+    "overrides": ("override", "overrule", "supersede", "take precedence over", "trump"),
+    "removes": ("remove", "delete", "drop", "cancel", "withdraw", "discard", "take away"),
 }
 """A small, hand-written cue lexicon per vocabulary predicate: general English verbs (lemma +
 particle/preposition, or verb + a later "prep + word" complement) that name the relation in
 ordinary prose, consulted after the vocabulary's own names/synonyms and before the embedder."""
 _CUE_INDEX = {cue: name for name, cues in _RELATION_CUES.items() for cue in cues}
-_CHECK_VERBS = {"check", "verify", "validate", "test", "inspect", "confirm", "audit", "review",
+_CHECK_VERBS = {"check", "compare", "verify", "validate", "test", "inspect", "confirm", "audit", "review",
                 "vet", "cross-check"}
 _SEE_VERBS = {"see", "notice", "detect", "observe", "watch", "monitor", "spot", "track"}
-_NOBODY = {"nobody", "noone", "none"}
+_NOBODY = {"nobody", "noone", "none", "nothing", "neither"}
+_NEGATING_ADVERBS = {"hardly", "rarely", "seldom", "barely", "scarcely", "never", "not"}
 _HOLDER_PREPS = {"of", "by", "in", "on", "at", "within", "inside", "across"}
 _FAILURE_CUES = {"fail", "failed", "failure", "fails", "break", "broke", "broken", "error",
                  "errors", "wrong", "false", "outage", "crash", "crashed", "crashes", "lost",
@@ -233,3 +257,10 @@ def _snake(text: str) -> str:
     if not s or not s[0].isalpha():
         s = "r_" + s
     return s[:60]
+
+_GENERIC = {"acts_on", "fails_to_act_on", "changes", "inactive", "occurs"}
+"""The vocabulary's general fallback terms (never chosen by the embedder: only when nothing
+closer fits)."""
+_UPDATE_VERBS = {"update", "refresh", "change", "correct", "sync", "renew", "revise", "amend",
+                 "edit", "fix", "adjust", "reprint"}
+"""Verbs whose negation leaves their object out of date: "nobody updated the map" → stale."""

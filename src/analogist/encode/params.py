@@ -41,6 +41,14 @@ class EncoderParams:
             stronger judge may. (An earlier encoder that made state nouns into roles leaked
             visibly: de-surfacing 0.25, CI above chance.) Role descriptions and
             ``surface.entities`` keep the entity phrases either way.
+        untyped: what a clause nothing in the vocabulary fits becomes: ``"generic"`` (default)
+            → the vocabulary's general fallback term (``acts_on`` / ``fails_to_act_on`` for a
+            relation, ``changes`` / ``inactive`` for a state), the surface verb kept in the
+            triples; ``"propose"`` → a proposed term named after the verb (the earlier
+            behaviour). Generic is the default because a proposed term per surface verb is what
+            kept two stories of one mechanism in two domains from sharing structure (issue 16).
+        keep_generic_relations: also write a generic relation that takes part in no causal
+            edge (default: it stays a triple only — it says nothing a mapping could use).
         state_threshold: least cosine between a state phrase ("running dry") and an attribute
             definition to type a state atom by the embedder (with ``embed_margin``).
     """
@@ -61,7 +69,11 @@ class EncoderParams:
     no_edge_observed: float = 0.5
     tag_style: str = "neutral"
     state_threshold: float = 0.6
+    untyped: str = "generic"
+    keep_generic_relations: bool = False
 
     def __post_init__(self) -> None:
+        if self.untyped not in ("generic", "propose"):
+            raise AnalogistError(f"untyped must be 'generic' or 'propose', got {self.untyped!r}")
         if self.tag_style not in ("neutral", "noun"):
             raise AnalogistError(f"tag_style must be 'neutral' or 'noun', got {self.tag_style!r}")

@@ -11,6 +11,7 @@ from analogist.encode.clauses import _Clause, _Typed
 from analogist.encode.lexicon import (
     _CHECK_VERBS,
     _CUE_INDEX,
+    _GENERIC,
     _LINKING,
     _STOP,
     _snake,
@@ -35,6 +36,7 @@ class _RelationTyper:
         synonyms (a pattern scores the better of the two)."""
         preds = [p for p in self.vocab if p.arity == arity and p.definition
                  and p.name not in ("causes", "prevents", "enables", "masks", "delays")
+                 and p.name not in _GENERIC
                  and p.status == "declared"]
         if self.embedder is None or not preds:
             return preds, None
@@ -108,9 +110,18 @@ class _RelationTyper:
             best = self._score(c, arity, vec)
             if best is not None:
                 return best
-        # proposed term
+        if self.params.untyped == "generic":
+            name = ("fails_to_act_on" if c.negated else "acts_on") if arity == 2 else \
+                ("inactive" if c.negated else "changes")
+            p = self.vocab.get(name)
+            if p is not None and p.accepts_arity(arity):
+                return _Typed(p.name, arity, False, 0.0, p.definition, generic=True)
+        # proposed term: unary proposals always end in "_state", so that one verb read with
+        # two arities in two texts of a batch gives two names, never a clash
         base = c.state if arity == 1 and c.state else c.verb
         name = _snake(("not " if c.negated else "") + base)
+        if arity == 1 and not name.endswith("_state"):
+            name = f"{name}_state"
         existing = self.vocab.get(name)
         if existing is not None and not existing.accepts_arity(arity):
             name = f"{name}_{'state' if arity == 1 else 'rel'}"

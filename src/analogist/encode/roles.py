@@ -21,12 +21,15 @@ class _RoleReader:
     @staticmethod
     def _split_heads(ms: list[_Mention]) -> None:
         """Entities are grouped by head noun, except when one head carries two or more distinct
-        modified phrases ("the print job" and "the backup job"): then each full phrase is its own
-        entity, and a shorter phrase ("the job") joins the first full phrase it ends."""
+        noun compounds ("the print job" and "the backup job"): then each compound is its own
+        entity, and a shorter one ("the job") joins the first compound it ends. Adjectives and
+        participles never split an entity: "the printed timetable", "the outdated timetable"
+        and "the timetable" are one participant (coreference by head noun, beyond recency)."""
         by_head: dict[str, list[str]] = {}
         for m in sorted(ms, key=lambda m: m.tok):
-            if m.phrase not in by_head.setdefault(m.head, []):
-                by_head[m.head].append(m.phrase)
+            k = m.key or m.head
+            if k not in by_head.setdefault(m.head, []):
+                by_head[m.head].append(k)
         remap: dict[tuple[str, str], str] = {}
         for h, phs in by_head.items():
             full = [p for p in phs if not any(q != p and q.endswith(" " + p) for q in phs)]
@@ -36,6 +39,6 @@ class _RoleReader:
                 owner = p if p in full else next(q for q in full if q.endswith(" " + p))
                 remap[(h, p)] = f"{h}|{owner}"
         for m in ms:
-            key = remap.get((m.head, m.phrase))
+            key = remap.get((m.head, m.key or m.head))
             if key is not None:
                 m.head = key

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from analogist.encode.clauses import _Mention, _Node
+from analogist.encode.clauses import _Clause, _Mention, _Node
 from analogist.encode.lexicon import (
     _CHECK_VERBS,
     _EVENT_NOUN,
@@ -16,6 +16,7 @@ from analogist.encode.lexicon import (
     _SEE_VERBS,
     _STATE_PHRASES,
     _STATE_WORDS,
+    _UPDATE_VERBS,
     _snake,
 )
 from analogist.encode.params import EncoderParams
@@ -224,3 +225,23 @@ class _StateReader:
         if s is not None and self.vocab.get(s) is not None:
             return self.vocab.canonical(s)
         return None
+
+    @staticmethod
+    def _omission_states(clauses: list[_Clause]) -> None:
+        """A negated check, update or seeing verb is a state of its object: "nobody checked the
+        ledger", "the clerk never verifies the copy" → ``unverified(ledger)`` (the relation
+        ``skips_check`` is kept when the clause has its own subject); "nobody updated the map"
+        → ``stale(map)``; "nobody noticed the leak" → ``unobserved(leak)``."""
+        for c in clauses:
+            if not c.negated or not c.objects or c.causal is not None:
+                continue
+            if c.lemma in _UPDATE_VERBS:
+                state = "stale"
+            elif c.lemma in _SEE_VERBS:
+                state = "unobserved"
+            elif c.lemma in _CHECK_VERBS and not c.subjects:
+                state = "unverified"
+            else:
+                continue
+            c.subjects, c.objects = c.objects[:1], []
+            c.state, c.negated = state, False
