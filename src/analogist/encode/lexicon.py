@@ -121,11 +121,26 @@ _STATE_WORDS.update({
     "congestion": "overload", "saturation": "overload", "backlog": "delayed",
     "trouble": "failure", "fault": "failure", "problem": "failure",
 })
+_STATE_WORDS.update({
+    "die": "failure", "dead": "failure", "split": "failure", "burst": "failure",
+    "snap": "failure", "jam": "failure", "leak": "failure", "weaken": "degraded",
+    "weak": "degraded", "shrivel": "degraded", "wilt": "degraded", "spoil": "degraded",
+    "sour": "degraded", "rot": "degraded", "fade": "degraded", "thin": "degraded",
+    "poor": "degraded", "badly": "degraded", "flat": "exhausted", "empty": "exhausted",
+    "drain": "exhausted", "deplete": "exhausted", "full": "overload", "flood": "overload",
+    "overflow": "overload", "crowd": "overload", "outdated": "stale", "old": "stale",
+    "obsolete": "stale", "missing": "data_loss", "gone": "data_loss", "black": "outage",
+    "dark": "outage", "offline": "outage", "silent": "outage",
+})
 """General English state words added to the table above (noun, adjective or participle)."""
 _STATE_PHRASES: dict[str, str] = {
     "go down": "outage", "hold up": "delayed", "run out": "exhausted", "run dry": "exhausted",
     "run low": "exhausted", "fall behind": "delayed", "get bad": "degraded",
     "use up": "exhausted", "break down": "failure", "go wrong": "failure",
+    "burn out": "failure", "come loose": "failure", "give out": "failure",
+    "wear out": "failure", "go black": "outage", "go dark": "outage", "go flat": "exhausted",
+    "dry up": "exhausted", "go off": "degraded", "fall apart": "failure",
+    "split open": "failure", "run down": "exhausted",
 }
 """Phrasal state verbs (lemmas of the participle phrase): "the disk going down" → outage."""
 _RELATION_CUES: dict[str, tuple[str, ...]] = {
@@ -187,6 +202,7 @@ _RELATION_CUES: dict[str, tuple[str, ...]] = {
     "incentivises": ("reward", "reward for", "pay by", "pay for", "pay per", "incentivise",
                      "incentivize", "bonus"),
     "overrides": ("override", "overrule", "supersede", "take precedence over", "trump"),
+    "lacks": ("lack", "run short of", "be short of", "go without", "miss out on"),
     "removes": ("remove", "delete", "drop", "cancel", "withdraw", "discard", "take away"),
 }
 """A small, hand-written cue lexicon per vocabulary predicate: general English verbs (lemma +
@@ -264,3 +280,6 @@ closer fits)."""
 _UPDATE_VERBS = {"update", "refresh", "change", "correct", "sync", "renew", "revise", "amend",
                  "edit", "fix", "adjust", "reprint"}
 """Verbs whose negation leaves their object out of date: "nobody updated the map" → stale."""
+_HAVE_VERBS = {"have", "get", "receive", "obtain", "find", "gain"}
+_REACH_VERBS = {"reach", "arrive", "come"}
+"""Negated possession ("had no paper") and arrival ("no water reached X") read as ``lacks``."""

@@ -13,6 +13,7 @@ from analogist.encode.lexicon import (
     _CUE_INDEX,
     _GENERIC,
     _LINKING,
+    _STATE_PHRASES,
     _STOP,
     _snake,
     _strip_roles,
@@ -85,7 +86,9 @@ class _RelationTyper:
         surface = c.verb_text.split(" ")[0]
         if arity == 1:
             word = c.state or lemma
-            name = self._state_name(word)
+            phrase = _STATE_PHRASES.get(c.verb)
+            name = phrase if phrase and self.vocab.get(phrase) is not None else \
+                self._state_name(word)
             if name is None and c.state is not None:
                 name = self._state_name(lemma) if lemma not in _LINKING else None
             if name is not None and not c.negated:

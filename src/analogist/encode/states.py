@@ -10,9 +10,11 @@ from analogist.encode.clauses import _Clause, _Mention, _Node
 from analogist.encode.lexicon import (
     _CHECK_VERBS,
     _EVENT_NOUN,
+    _HAVE_VERBS,
     _HOLDER_PREPS,
     _LINKING,
     _NOBODY,
+    _REACH_VERBS,
     _SEE_VERBS,
     _STATE_PHRASES,
     _STATE_WORDS,
@@ -234,6 +236,14 @@ class _StateReader:
         → ``stale(map)``; "nobody noticed the leak" → ``unobserved(leak)``."""
         for c in clauses:
             if not c.negated or not c.objects or c.causal is not None:
+                continue
+            if c.subjects and (c.lemma in _HAVE_VERBS or c.lemma in _REACH_VERBS):
+                # "the desk had no paper", "the vines got no water" → lacks(desk, paper);
+                # "no water reached the terraces" → lacks(terraces, water)
+                if c.lemma in _REACH_VERBS:
+                    c.subjects, c.objects = c.objects[:1], c.subjects[:1]
+                c.lemma, c.verb, c.verb_text, c.negated, c.complement = \
+                    "lack", "lack", "lacks", False, ""
                 continue
             if c.lemma in _UPDATE_VERBS:
                 state = "stale"
