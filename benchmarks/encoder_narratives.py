@@ -12,6 +12,9 @@ Reported per variant (full / no outcome):
 * ``partner_first`` — the other-domain story of the same mechanism ranks first;
 * ``above_both_decoys`` — the partner ranks above both of the story's own decoys (a decoy that
   is not returned counts as below);
+* ``cross_domain_mechanism_first`` — the first text from another domain tells the story's
+  mechanism (its partner, or another story's surface decoy written with that mechanism);
+* ``minimal_pair_first`` — the story's own minimal pair ranks first;
 * ``decoy_transfers`` — how many of the story's own decoys the judge would transfer from
   (conclusions transferred; should be 0).
 
@@ -66,7 +69,7 @@ def _invoke(runner: CliRunner, args: list[str]) -> str:
     return r.stdout
 
 
-def run(stories: list[dict[str, Any]], work: Path) -> dict[str, Any]:
+def run(stories: list[dict[str, Any]], work: Path, limit: int | None = None) -> dict[str, Any]:
     runner = CliRunner()
     store = work / "store.db"
     files = []
@@ -88,6 +91,11 @@ def run(stories: list[dict[str, Any]], work: Path) -> dict[str, Any]:
             except CliFailed as e1:
                 refused.append({"file": f.name, "error": str(e1)})
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    mech = {s["id"]: s["mechanism"] for s in stories}
+    mech.update({f"{s['id']}__minimal": f"{s['mechanism']} (reversed)" for s in stories})
+    mech.update({f"{s['id']}__surface": s["surface_mechanism"] for s in stories})
+    dom = {e: s["domain"] for s in stories for e in (s["id"], f"{s['id']}__minimal",
+                                                     f"{s['id']}__surface")}
     partner = {}
     for s in stories:
         other = [o for o in stories if o["mechanism"] == s["mechanism"] and o["id"] != s["id"]]
@@ -98,10 +106,10 @@ def run(stories: list[dict[str, Any]], work: Path) -> dict[str, Any]:
                                    "batch_error": batch_error, "refused_one_by_one": refused},
                            "variants": {}}
     with Progress(transient=True) as bar:
-        task = bar.add_task("finding", total=2 * len(stories))
+        task = bar.add_task("finding", total=2 * len(stories[:limit]))
         for variant in ("full", "no_outcome"):
             rows = []
-            for s in stories:
+            for s in stories[:limit]:
                 q = work / "queries" / f"query_{s['id']}_{variant}.txt"
                 q.parent.mkdir(parents=True, exist_ok=True)
                 q.write_text(s["text"] if variant == "full" else without_outcome(s["text"]),
@@ -121,6 +129,11 @@ def run(stories: list[dict[str, Any]], work: Path) -> dict[str, Any]:
                              "surface_rank": rank.get(f"{s['id']}__surface"),
                              "minimal_rank": rank.get(f"{s['id']}__minimal"),
                              "partner_first": bool(ids) and ids[0] == p,
+                             # the first text of another domain tells the same mechanism
+                             # (the partner, or another story's surface decoy that does)
+                             "cross_domain_mechanism_first": next(
+                                 (mech[e] == s["mechanism"] for e in ids
+                                  if dom[e] != s["domain"]), False),
                              "above_both_decoys": above,
                              "decoy_transfers": sum(1 for h in hits
                                                     if h["episode_id"] in own and h["transfer"]),
@@ -131,6 +144,9 @@ def run(stories: list[dict[str, Any]], work: Path) -> dict[str, Any]:
             n = len(rows)
             out["variants"][variant] = {
                 "partner_first": round(sum(r["partner_first"] for r in rows) / n, 4),
+                "cross_domain_mechanism_first": round(
+                    sum(r["cross_domain_mechanism_first"] for r in rows) / n, 4),
+                "minimal_pair_first": round(sum(r["minimal_rank"] == 0 for r in rows) / n, 4),
                 "above_both_decoys": round(sum(r["above_both_decoys"] for r in rows) / n, 4),
                 "decoy_transfers": sum(r["decoy_transfers"] for r in rows),
                 "partner_transfers": round(sum(r["partner_transfers"] for r in rows) / n, 4),
@@ -164,10 +180,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, default=RESULTS / "encoder_narratives.json")
     ap.add_argument("--no-plot", action="store_true")
+    ap.add_argument("--limit", type=int, default=None,
+                    help="query only the first N stories (all are stored); for a quick look")
     a = ap.parse_args()
     stories = load_set()
     with tempfile.TemporaryDirectory() as tmp:
-        out = run(stories, Path(tmp))
+        out = run(stories, Path(tmp), a.limit)
     out["command"] = "python benchmarks/encoder_narratives.py " + " ".join(sys.argv[1:])
     out["set"] = {"stories": len(stories), "texts": 3 * len(stories),
                   "mechanisms": len({s["mechanism"] for s in stories}),
@@ -179,11 +197,13 @@ def main() -> None:
     if not a.no_plot:
         _plot(out, a.out.with_suffix(".png"))
     t = Table(title="cross-domain narratives")
-    for c in ("variant", "partner first", "above both decoys", "decoy transfers"):
+    for c in ("variant", "partner first", "above both decoys", "decoy transfers",
+              "cross-domain mechanism first", "minimal pair first"):
         t.add_column(c)
     for v, r in out["variants"].items():
         t.add_row(v, f"{r['partner_first']:.2f}", f"{r['above_both_decoys']:.2f}",
-                  str(r["decoy_transfers"]))
+                  str(r["decoy_transfers"]), f"{r['cross_domain_mechanism_first']:.2f}",
+                  f"{r['minimal_pair_first']:.2f}")
     Console().print(t)
     Console().print(f"add --from-text: {out['add']['texts_per_s']} texts/s "
                     f"({out['add']['wall_s']} s wall, {out['add']['cpu_s']} s CPU)")

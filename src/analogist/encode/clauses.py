@@ -271,7 +271,8 @@ class _ClauseReader:
         ("no engine could refill"); an object with "no" ("had no paper"); "without V-ing"."""
         if any(ch.dep_ == "neg" for ch in children):
             return True
-        if any(ch.dep_ == "advmod" and ch.lower_ in _NEGATING_ADVERBS for ch in children):
+        if any(ch.dep_ == "advmod" and (ch.lower_ in _NEGATING_ADVERBS or any(
+                g.lower_ in _NEGATING_ADVERBS for g in ch.children)) for ch in children):
             return True
         for ch in children:
             if ch.dep_ in ("nsubj", "nsubjpass", "dobj", "attr"):
@@ -396,7 +397,11 @@ class _ClauseReader:
             verb = f"{verb} {prep_label}"
             verb_text = f"{verb_text} {prep_label}"
         c.verb, c.verb_text = verb, verb_text
-        for ch in children:
+        # a complement's preposition may hang on the verb or on its object ("treats the copy
+        # as the truth": the parser attaches "as" to "copy")
+        comp_cands = [*children, *(g for ch in children if ch.dep_ == "dobj"
+                                   for g in ch.children if g.lower_ in ("as", "for"))]
+        for ch in comp_cands:
             if ch.dep_ == "prep" and ch.i > v.i and ch.lower_ not in _CAUSAL_PREPS \
                     and ch.lower_ != prep_label.split(" ")[-1]:
                 w = next((g for g in ch.subtree if g.i > ch.i and g.pos_ in ("NOUN", "ADJ",

@@ -22,6 +22,18 @@ from analogist.encode.params import EncoderParams
 from analogist.index.embed import Embedder
 from analogist.vocabulary import Predicate, Vocabulary
 
+_GLOSS_CACHE: dict[tuple[int, tuple[str, ...], tuple[str, ...]], np.ndarray] = {}
+
+
+def _gloss_vectors(embedder: Embedder, gloss: tuple[str, ...], names: tuple[str, ...]
+                   ) -> np.ndarray:
+    """The definitions' and names' vectors, computed once per process and embedder (every
+    encoder a command makes shares them: embedding the vocabulary is the slowest step)."""
+    key = (id(embedder), gloss, names)
+    if key not in _GLOSS_CACHE:
+        _GLOSS_CACHE[key] = np.stack([embedder.embed(list(gloss)), embedder.embed(list(names))])
+    return _GLOSS_CACHE[key]
+
 
 class _RelationTyper:
     """Mixin of :class:`~analogist.encode.deterministic.DeterministicEncoder`: relation typing onto the vocabulary: names, synonyms, cue lexicon, embedder (stage 5)."""
@@ -42,10 +54,10 @@ class _RelationTyper:
         if self.embedder is None or not preds:
             return preds, None
         if arity not in self._def_cache:
-            gloss = [_strip_roles(p.definition) or p.definition for p in preds]
-            names = [" ".join(w.replace("_", " ") for w in (p.name, *p.synonyms)) for p in preds]
-            vecs = np.stack([self.embedder.embed(gloss), self.embedder.embed(names)])
-            self._def_cache[arity] = (preds, vecs)
+            gloss = tuple(_strip_roles(p.definition) or p.definition for p in preds)
+            names = tuple(" ".join(w.replace("_", " ") for w in (p.name, *p.synonyms))
+                          for p in preds)
+            self._def_cache[arity] = (preds, _gloss_vectors(self.embedder, gloss, names))
         return self._def_cache[arity]
 
     def _exact(self, forms: list[str], arity: int) -> Predicate | None:
