@@ -276,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         "encode_errors": errors,
         "encode_seconds_per_paragraph_median": round(statistics.median(times), 5)
         if times else None,
-        "encoder": {"writer": "deterministic-encoder-1", "embedder": "use (default)",
+        "encoder": {"writer": "deterministic-encoder-2", "embedder": "use (default)",
                     "params": asdict(EncoderParams())},
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -128,7 +128,7 @@ def test_add_from_text_stores_in_sqlite_and_is_all_or_nothing(no_llm, tmp_path):
     assert r.exit_code == 0, _err(r)
     shown = json.loads(r.output)
     sig = shown.get("signature", shown)
-    assert sig["provenance"]["writer"] == "deterministic-encoder-1"
+    assert sig["provenance"]["writer"] == "deterministic-encoder-2"
     assert sig["surface"]["domain"] == "ops"
     # the writers' new relations are recorded as proposed, each with a definition
     from analogist.memory.sqlite import Memory

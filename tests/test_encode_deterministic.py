@@ -203,7 +203,7 @@ def test_roles_and_atoms_valid(enc):
         assert set(atom.args) <= set(sig.roles)
     assert sig.surface.domain == "accounting"
     assert "ledger" in sig.surface.entities
-    assert sig.provenance.writer == "deterministic-encoder-1"
+    assert sig.provenance.writer == "deterministic-encoder-2"
     assert sig.provenance.time is None
     assert sig.kind == "failure"
     assert res.writer == "deterministic" and 0.0 <= res.confidence <= 1.0

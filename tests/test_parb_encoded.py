@@ -90,7 +90,7 @@ def test_encode_items_sees_text_only_and_keeps_keys(embedder):
     for orig, new in zip(items, enc.items, strict=True):
         assert new["key"] == orig["key"]
         assert new["source"]["episode_id"] == orig["source"]["episode_id"]
-        assert new["source"]["provenance"]["writer"] == "deterministic-encoder-1"
+        assert new["source"]["provenance"]["writer"] == "deterministic-encoder-2"
         assert set(enc.align[orig["item_id"]]) == {orig["source"]["episode_id"],
                                                     orig["target"]["episode_id"]}
     assert enc.stats["gold_role_recall"] > 0.5

@@ -106,11 +106,31 @@ Pipeline
    embedder's cosine between the pattern sentence ("the first role
    copies from the second") and each definition of the right arity, accepted above
    ``embed_threshold`` with ``embed_margin`` over the runner-up (the pattern includes the
-   complement: "treats as truth"); with ``embedder=None`` the
-   fallback is lexical overlap with the definition and synonyms (``lexical_threshold``). Anything
-   else becomes a *proposed* term (snake-case verb lemma + particle; ``not_`` prefix when negated;
-   a ``_state`` suffix if the name is already used with another arity) with a one-line
-   definition, returned in ``proposed_terms``.
+   complement: "treats as truth"); with ``embedder=None`` the fallback is lexical overlap with
+   the definition and synonyms (``lexical_threshold``). **Nothing fits** → the vocabulary's
+   general fallback term (``EncoderParams.untyped="generic"``, the default): ``acts_on`` /
+   ``fails_to_act_on`` (negated) for a relation, ``changes`` / ``inactive`` for a state; the
+   surface verb stays in the triples. A generic relation is written only where it is an end of
+   a causal edge (it says nothing a mapping could use on its own). With ``untyped="propose"``
+   such a clause becomes a *proposed* term instead (snake-case verb lemma + particle; ``not_``
+   prefix when negated; unary proposals always end in ``_state``, so one verb read with one
+   argument in one text and two in another never clashes in a batch) with a one-line
+   definition, returned in ``proposed_terms``. Generic is the default because a term per
+   surface verb is what kept two stories of one mechanism in two domains from sharing any
+   structure (issue 16).
+
+   **Negation** is "not"/"never"/"n't", "hardly (ever)", "rarely", "seldom", a subject
+   "nobody"/"no one"/"nothing" or "no X", an object "no X", and "without V-ing". Negated
+   omissions are states of their object: "nobody checked X" → ``unverified(X)`` ("the clerk
+   never checks X" → ``skips_check``), "nobody updated X" → ``stale(X)``, "nobody noticed X" →
+   ``unobserved(X)``; negated possession or arrival is ``lacks``: "the desk had no paper" →
+   ``lacks(desk, paper)``, "no water reached the terraces" → ``lacks(terraces, water)``. A
+   clause typed to a vocabulary state ("the reservoir ran dry" → ``exhausted``) is a unary atom
+   of the relations too. **Implicit causality**: a sentence that ends in a vocabulary state,
+   followed by a sentence whose main clause no stated link explains, gives ``state causes that
+   clause`` (status ``inferred``, connective ``(sequence)``): "The cache was stale. The agent
+   quoted the old price."
+
 6. **Levels.** L0 = the normalised text (the first whole sentences within 4000 characters when
    longer; noted); L1 = the sentences with role mentions replaced by role tags; L2 = the atoms and
    edges over role tags ("; "-joined, proposed terms marked ``?``); L3 = a principle sentence from
@@ -131,7 +151,7 @@ Pipeline
    vocabulary, margin the mean typing margin (exact name/synonym hits count 1, embedder/lexical
    hits ``min(1, margin / (2·embed_margin))``), observed the share of edges observed (0.5 when
    there are no edges); rounded to 4 places.
-10. **Provenance**: writer ``deterministic-encoder-1``, the source hash, ``time = None`` so that the
+10. **Provenance**: writer ``deterministic-encoder-2``, the source hash, ``time = None`` so that the
    same text gives byte-identical signature JSON, no prompt version.
 
 Modules: the stages live beside this one as mixins of :class:`DeterministicEncoder` —
@@ -141,7 +161,12 @@ Modules: the stages live beside this one as mixins of :class:`DeterministicEncod
 :mod:`~analogist.encode.lexicon`, the parameters in :mod:`~analogist.encode.params`. This module
 keeps the entry point (:meth:`DeterministicEncoder.encode`) and assembles the signature.
 
-Departures from a full reading: no coreference beyond the recency heuristic, no event nominals
+Coreference: mentions with one head noun are one participant unless they carry different
+noun modifiers ("print job" / "backup job"); adjectives and participles ("the printed / outdated
+timetable") and quantifiers ("one printer", "the only trolley") never split or name one; a
+pronoun refers to the latest main-clause subject of its number (relative clauses skipped).
+
+Departures from a full reading: no coreference beyond head nouns and that pronoun rule, no event nominals
 beyond the bundled attribute names, one atom per clause (first subject × first object) for edges,
 and spaCy's parse errors pass straight through.
 """
@@ -177,7 +202,7 @@ from analogist.vocabulary import Predicate, Vocabulary
 
 __all__ = ["WRITER", "DeterministicEncoder", "EncodeError", "EncoderParams", "load_nlp"]
 
-WRITER = "deterministic-encoder-1"
+WRITER = "deterministic-encoder-2"
 """Provenance writer token."""
 
 
