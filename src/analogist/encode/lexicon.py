@@ -21,7 +21,8 @@ _CAUSAL_PREPS = _SKIP_PREPS - {"as", "like"}
 _BELIEF_VERBS = {"assume", "believe", "presume", "suppose", "think", "expect"}
 _LIGHT_VERBS = {"have", "take", "keep", "pay", "give", "gain", "lose", "hold"}
 _LIGHT_NOUNS = {"priority", "precedence", "attention", "track", "hold", "control", "charge",
-                "eye", "care", "note", "notice", "advantage", "possession", "custody"}
+                "eye", "care", "note", "notice", "advantage", "possession", "custody",
+                "effect", "impact", "influence", "say"}
 """Light-verb constructions read as one verb: "has priority over", "keeps track of"."""
 _DIRECTIONAL = {"away", "back", "off", "out", "over", "down", "up", "ahead", "along", "apart"}
 _GENERIC_HEADS = {"process", "type", "kind", "piece", "form", "amount", "number", "lot", "group",

@@ -237,7 +237,7 @@ class _StateReader:
         for c in clauses:
             if not c.negated or not c.objects or c.causal is not None:
                 continue
-            if c.subjects and (c.lemma in _HAVE_VERBS or c.lemma in _REACH_VERBS):
+            if c.subjects and (c.verb in _HAVE_VERBS or c.lemma in _REACH_VERBS):
                 # "the desk had no paper", "the vines got no water" → lacks(desk, paper);
                 # "no water reached the terraces" → lacks(terraces, water)
                 if c.lemma in _REACH_VERBS:
