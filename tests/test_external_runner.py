@@ -1,10 +1,12 @@
-"""The external-benchmark runner and ``analogist bench external``: both systems on the tiny
-fixtures with the real offline encoder and embedder (no mocks), the issue's JSON shape, paired
-statistics, determinism, and bad input → exit 2."""
+"""The external-benchmark runner, ``bench external`` and the ``all`` report: every system on
+the tiny fixtures with the real offline encoder and embedder (no mocks), the summary shape,
+paired statistics against each baseline, determinism, the one-report folder mode, and bad input
+→ exit 2."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -12,20 +14,21 @@ import pytest
 from typer.testing import CliRunner
 
 from analogist.bench.external import (
-    BENCHMARKS,
+    BASELINES,
+    SYSTEMS,
     Benchmark,
     BinaryItem,
     ChoiceItem,
     ExternalParams,
+    Systems,
     external_command,
+    load_set,
     run_benchmark,
-    run_external,
 )
+from analogist.bench.external.report import run_all
 from analogist.cli import app
 from analogist.errors import AnalogistError
-from tests.external_fixtures import FIX, FOLDER
-
-TOP_KEYS = {"benchmark", "n", "chance", "analogist", "baseline"}
+from tests.external_fixtures import CASES, FIX
 
 try:
     runner = CliRunner(mix_stderr=False)  # type: ignore[call-arg]
@@ -43,119 +46,160 @@ def models() -> dict[str, Any]:
     return {"embedder": emb, "encoder": CachingEncoder(DeterministicEncoder(embedder=emb))}
 
 
-def _check_shape(s: dict[str, Any], retrieval: bool) -> None:
-    assert set(s) == TOP_KEYS
-    assert isinstance(s["n"], int) and s["n"] > 0 and 0 < s["chance"] < 1
-    for sys_ in ("analogist", "baseline"):
-        block = s[sys_]
-        metrics = {"map", "mrr", "hit@1", "hit@5", "hit@10"} if retrieval else {"accuracy"}
+@pytest.fixture(scope="module")
+def systems(models: dict[str, Any]) -> Systems:
+    return Systems.build(**models)
+
+
+def _check_shape(s: dict[str, Any]) -> None:
+    assert set(s) == {"benchmark", "variant", "n", "chance", "development", "systems"}
+    assert list(s["systems"]) == list(SYSTEMS)
+    retrieval = "map" in s["systems"]["analogist"]
+    metrics = ({"map", "mrr", "recall@10", "hit@1", "hit@5", "hit@10"} if retrieval
+               else {"accuracy"})
+    for block in s["systems"].values():
         assert set(block) == metrics | {"conditions"}
-        for m in metrics:
-            assert 0.0 <= block[m] <= 1.0
+        assert all(0.0 <= block[m] <= 1.0 for m in metrics)
         assert sum(c["n"] for c in block["conditions"].values()) in (0, s["n"])
         for c in block["conditions"].values():
-            assert set(c) == metrics | {"n"}
+            assert set(c) == metrics | {"n", "chance"}
 
 
-@pytest.mark.parametrize("name", sorted(FOLDER))
-def test_every_format_runs_end_to_end(name: str, models: dict[str, Any]) -> None:
-    # a seeded subsample keeps the number of texts to encode small (rows for ParallelPARC)
-    limit = 4 if name.startswith("parallelparc") else 2
-    res = run_external(name, FIX / FOLDER[name], params=ExternalParams(limit=limit), **models)
+#: one variant per task kind and per file layout family; every variant's loading is pinned
+#: (without models) in test_external_loaders.py. One item each keeps the encoding cost small.
+SCORED = [("arn", None), ("rattermann", None), ("parallelparc", "binary"),
+          ("analobench", "t2-base"), ("historical", "popular")]
+assert set(SCORED) <= set(CASES)
+
+
+@pytest.mark.parametrize("name,variant", SCORED)
+def test_every_scorable_variant_runs(name: str, variant: str | None,
+                                     systems: Systems) -> None:
+    b = load_set(name, FIX / name, variant=variant, limit=1)
+    res = run_benchmark(b, systems=systems)
     s = res.summary()
-    _check_shape(s, retrieval=name in ("analobench-t2", "historical"))
-    assert s["benchmark"] == name and s["n"] == len(res.bench.items)
-    det = json.loads(json.dumps(res.details()))
-    assert det["paired"]["all"]["n"] == s["n"]
-    assert 0.0 <= det["paired"]["all"]["p"] <= 1.0
+    _check_shape(s)
+    assert s["n"] == len(b.items) and s["variant"] == variant
+    assert s["development"] == (name == "storyanalogy" or (variant or "").startswith("silver"))
+    pr = json.loads(json.dumps(res.paired()))
+    for base in BASELINES:
+        assert pr[base]["all"]["n"] == s["n"] and 0.0 <= pr[base]["all"]["p"] <= 1.0
+        lo, hi = pr[base]["all"]["diff_ci95"]
+        assert lo <= pr[base]["all"]["diff"] + 1e-9 and pr[base]["all"]["diff"] <= hi + 1e-9
 
 
-def test_conditions_are_reported_per_condition(models: dict[str, Any]) -> None:
-    s = run_external("rattermann", FIX / "rattermann", **models).summary()
-    assert set(s["analogist"]["conditions"]) == {"near", "far"}
-    assert s["analogist"]["conditions"]["far"]["n"] == 2 and s["chance"] == 0.5
+def test_counted_only_files_are_not_scored(systems: Systems) -> None:
+    b = load_set("historical", FIX / "historical", variant="general")
+    with pytest.raises(AnalogistError, match="counted, not scored"):
+        run_benchmark(b, systems=systems)
 
 
-def test_structure_picks_the_structural_copy(models: dict[str, Any]) -> None:
+def test_structure_picks_the_structural_copy(systems: Systems) -> None:
     q = "The storm knocked down the power line, so the town lost electricity."
     item = ChoiceItem("x", q, ("A student read a book.", q.replace("storm", "gale")), 1)
-    res = run_benchmark(Benchmark("t", "choice", (item,), "test"), **models)
+    res = run_benchmark(Benchmark("t", "choice", (item,), "test"), systems=systems)
     row = res.outcomes[0]
     assert row["analogist"]["pick"] == 1 and not row["analogist"]["tie"]
-    assert row["analogist"]["scores"][1] > row["analogist"]["scores"][0]
-    assert res.summary()["analogist"]["accuracy"] == 1.0
+    assert row["bm25"]["scores"][1] > row["bm25"]["scores"][0]
+    assert res.summary()["systems"]["analogist"]["accuracy"] == 1.0
 
 
-def test_binary_threshold_and_auc(models: dict[str, Any]) -> None:
+def test_binary_threshold_and_auc(systems: Systems) -> None:
     a = "The heater warmed the room, so the ice on the window melted."
-    items = (BinaryItem("p", a, a, True, "c"),
-             BinaryItem("n", a, "Snow.", False, "c"))
-    res = run_benchmark(Benchmark("t", "binary", items, "test"), **models)
+    items = (BinaryItem("p", a, a, True, "c"), BinaryItem("n", a, "Snow.", False, "c"))
+    res = run_benchmark(Benchmark("t", "binary", items, "test"), systems=systems)
     pos, neg = res.outcomes
     assert pos["analogist"]["score"] == pytest.approx(1.0) and pos["analogist"]["pred"]
     assert neg["analogist"]["score"] == 0.0 and not neg["analogist"]["pred"]
-    assert res.extras()["auc"]["analogist"] == 1.0
-    assert res.summary()["analogist"]["conditions"]["c"] == {"n": 2, "accuracy": 1.0}
+    assert pos["bm25"]["score"] == pytest.approx(1.0) and neg["bm25"]["score"] == 0.0
+    ex = res.extras()
+    assert ex["auc"]["analogist"] == 1.0 and set(ex["thresholds"]) == set(SYSTEMS)
+    cell = res.summary()["systems"]["analogist"]["conditions"]["c"]
+    assert cell == {"n": 2, "chance": 0.5, "accuracy": 1.0}
 
 
-def test_refused_text_scores_zero_and_is_counted(models: dict[str, Any]) -> None:
-    item = ChoiceItem("x", "12345 678", ("The cat sat on the mat.", "The dog ran."), 0)
-    res = run_benchmark(Benchmark("t", "choice", (item,), "test"), **models)
-    assert res.outcomes[0]["analogist"]["scores"] == [0.0, 0.0]
-    assert res.outcomes[0]["analogist"]["tie"]
-    assert any("refused" in n for n in res.notes)
+def test_run_is_deterministic(systems: Systems) -> None:
+    b = load_set("rattermann", FIX / "rattermann", limit=1)
+    a = run_benchmark(b, systems=systems).details()
+    c = run_benchmark(b, systems=systems).details()
+    for d in (a, c):
+        d.pop("timings_s")
+        d.pop("notes")
+    assert json.dumps(a, sort_keys=True) == json.dumps(c, sort_keys=True)
 
 
-def test_run_is_deterministic(models: dict[str, Any]) -> None:
-    p = ExternalParams(limit=2)
-    a = run_external("storyanalogy", FIX / "storyanalogy", params=p, **models).details()
-    b = run_external("storyanalogy", FIX / "storyanalogy", params=p, **models).details()
-    a.pop("timings_s")
-    b.pop("timings_s")
-    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
-
-
-def test_external_command_text_json_and_details(tmp_path: Path, models: dict[str, Any]) -> None:
-    out = external_command("arn", FIX / "arn", as_json=True, **models)
-    _check_shape(json.loads(out), retrieval=False)
+def test_external_command_check_text_json_and_details(tmp_path: Path,
+                                                      models: dict[str, Any]) -> None:
+    check = external_command("arn", FIX / "arn", check=True)
+    assert check.startswith("arn: 4 items; skipped: 1 correct_answer not 1 or 2")
+    out = external_command("arn", FIX / "arn", as_json=True, limit=1, **models)
+    _check_shape(json.loads(out))
     d = tmp_path / "d.json"
-    text = external_command("historical", FIX / "historical", details=d, **models)
-    assert "paired McNemar on hit@1" in text and "map" in text
-    assert json.loads(d.read_text())["summary"]["benchmark"] == "historical"
+    text = external_command("historical", FIX / "historical", variant="popular", details=d,
+                            limit=1, **models)
+    assert "paired McNemar on hit@1 (analogist vs bm25)" in text
+    assert json.loads(d.read_text())["summary"]["variant"] == "popular"
     with pytest.raises(AnalogistError, match="does not exist"):
         external_command("arn", FIX / "arn", details=tmp_path / "no" / "d.json", **models)
 
 
 @pytest.mark.parametrize("kw", [{"seed": 1.5}, {"limit": 0}, {"min_score": float("nan")},
-                                {"ks": ()}, {"ks": (0,)}])
+                                {"bm25_threshold": float("inf")}, {"ks": ()}, {"ks": (0,)}])
 def test_params_refuse_bad_values(kw: dict[str, Any]) -> None:
     with pytest.raises(AnalogistError):
         ExternalParams(**kw)
 
 
-def test_cli_json(models: dict[str, Any]) -> None:
-    r = runner.invoke(app, ["bench", "external", "rattermann", str(FIX / "rattermann"),
-                            "--json", "--limit", "1", "--seed", "3"])
+def _small_root(tmp_path: Path) -> Path:
+    root = tmp_path / "sets"
+    for name in ("arn", "storyanalogy", "historical"):
+        shutil.copytree(FIX / name, root / name)
+    (root / "rattermann").mkdir()                      # a set whose file is broken
+    (root / "rattermann" / "story_analogies.csv").write_text("a,b\n1,2\n")
+    return root
+
+
+def test_all_writes_one_report(tmp_path: Path, models: dict[str, Any]) -> None:
+    root = _small_root(tmp_path)
+    rep = run_all(root, tmp_path / "out", limit=1, show_progress=False, **models)
+    labels = [(r["summary"]["benchmark"], r["summary"]["variant"]) for r in rep["results"]]
+    assert labels == [("arn", None), ("storyanalogy", None), ("historical", "popular")]
+    assert len(rep["errors"]) == 1 and "rattermann" in rep["errors"][0]
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "Development data" in md and "storyanalogy" in md.split("Every other")[0]
+    assert "| all | 1 | 25.0 |" in md and "humans 85.7%" in md and "ChatGPT 35.8%" in md
+    assert "not reported" in md and "Source of the published figures: Jiayang et al." in md
+    assert "vs embedder" in md and "vs bm25" in md
+    assert (tmp_path / "out" / "report.png").stat().st_size > 1000
+    assert json.loads((tmp_path / "out" / "report.json").read_text())["results"]
+
+
+def test_cli_all_check_counts_every_fixture(tmp_path: Path) -> None:
+    r = runner.invoke(app, ["bench", "external", "all", str(FIX), "--check", "--out",
+                            str(tmp_path / "rep")])
     assert r.exit_code == 0, r.output
-    s = json.loads(r.stdout)
-    _check_shape(s, retrieval=False)
-    assert s["n"] == 2 and s["benchmark"] == "rattermann"
-    assert set(s["baseline"]["conditions"]) == {"near", "far"}
+    assert "15 files, 0 scored, 0 not loaded" in r.stdout
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "| historical/pool | 4 events | 1 pool event with an empty history_event_text |" in md
+
+
+def test_cli_variant_and_check() -> None:
+    r = runner.invoke(app, ["bench", "external", "parallelparc", str(FIX / "parallelparc"),
+                            "--variant", "binary", "--check", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["counts"] == {"items": 4, "analogies": 2}
 
 
 @pytest.mark.parametrize("args,needle", [
     (["nope", str(FIX)], "unknown benchmark"),
     (["arn", str(FIX / "missing.csv")], "missing.csv"),
-    (["storyanalogy", str(FIX / "arn" / "arn.csv")], "arn.csv"),
+    (["arn", str(FIX / "rattermann" / "story_analogies.csv")], "query_narrative"),
+    (["analobench", str(FIX / "analobench")], "give --variant, one of t1-full-base"),
+    (["all", str(FIX / "arn")], "no benchmark subfolder"),
 ])
 def test_cli_bad_input_exits_2(args: list[str], needle: str) -> None:
-    r = runner.invoke(app, ["bench", "external", *args, "--json"])
+    r = runner.invoke(app, ["bench", "external", *args, "--check"])
     assert r.exit_code == 2
     err = r.stderr if hasattr(r, "stderr") else r.output
     assert "error:" in err and needle in err
-    assert "Traceback" not in err
-
-
-def test_names_listed() -> None:
-    assert BENCHMARKS == ("arn", "analobench-t1", "analobench-t2", "storyanalogy",
-                          "parallelparc-mc", "parallelparc-binary", "rattermann", "historical")
+    assert "Traceback" not in err and err.count("\n") == 1

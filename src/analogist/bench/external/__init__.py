@@ -1,5 +1,7 @@
-"""Loaders for public analogy benchmarks and a runner that scores them with analogist's pipeline
-and with a surface baseline (issue 8, item 5). See :mod:`analogist.bench.external.runner`."""
+"""Public analogy benchmarks as their authors publish them (issues 8 and 15): loaders, a runner
+that scores analogist's embedded default beside two surface baselines (the bundled embedder and
+BM25), and the one-report ``all`` mode. See :mod:`analogist.bench.external.runner` and
+:mod:`analogist.bench.external.report`."""
 
 from analogist.bench.external.base import (
     Benchmark,
@@ -8,29 +10,38 @@ from analogist.bench.external.base import (
     RetrievalItem,
 )
 from analogist.bench.external.runner import (
-    BENCHMARKS,
+    BASELINES,
+    SYSTEMS,
     ExternalParams,
     ExternalResult,
+    Systems,
     calibrate_surface_threshold,
+    calibrate_threshold,
+    check_summary,
     external_command,
-    load_benchmark,
     render_summary,
     run_benchmark,
-    run_external,
 )
+from analogist.bench.external.sets import BENCHMARKS, SETS, is_development, load_set
 
 __all__ = [
+    "BASELINES",
     "BENCHMARKS",
+    "SETS",
+    "SYSTEMS",
     "Benchmark",
     "BinaryItem",
     "ChoiceItem",
     "ExternalParams",
     "ExternalResult",
     "RetrievalItem",
+    "Systems",
     "calibrate_surface_threshold",
+    "calibrate_threshold",
+    "check_summary",
     "external_command",
-    "load_benchmark",
+    "is_development",
+    "load_set",
     "render_summary",
     "run_benchmark",
-    "run_external",
 ]

@@ -1,74 +1,59 @@
 """ARN — Analogical Reasoning on Narratives (Sourati et al., TACL 2024) → ``choice`` items.
 
-ARN asks which of two narratives is analogous to a query narrative; the analogy is near
-(within-domain) or far (cross-domain) and the disanalogy (distractor) is near or far, giving four
-conditions. Column names of the public CSV were not available to us; this loader accepts either
-layout below (an assumption, stated here and checked against the fixture only):
+The published CSV (``Data/Datasets/Analogical Reasoning on Narratives (ARN) dataset.xlsx -
+Sheet1.csv`` in the authors' repository) has the columns ``id, proverb, query_narrative,
+first_choice, second_choice, distractor_similarity, analogy_level, correct_answer``. The task,
+as the authors define it, is a binary choice: which of the two narratives is analogous to the
+query narrative (``correct_answer`` is 1 or 2). Its four cells cross the analogy's distance
+(``analogy_level``: ``near`` within-domain, ``far`` cross-domain) with the disanalogy's
+(``distractor_similarity``: ``high`` surface similarity = a near disanalogy, ``low`` = far), and
+are reported as ``"<near|far>-analogy/<near|far>-disanalogy"``. Chance is 0.5.
 
-* ``query``, ``analogy``, ``disanalogy`` — the two candidates are shuffled per item with a seeded
-  generator; or
-* ``query``, ``option_1``, ``option_2``, ``label`` — ``label`` names the analogous option:
-  ``1``/``A`` → the first, ``2``/``B`` → the second (0-based labels are refused, not guessed).
-
-Conditions come from ``analogy_type`` (``near``/``far``; also ``analogy_distance``) and
-``disanalogy_type`` (also ``distractor_type``/``disanalogy_distance``) when present, as
-``"<analogy>-analogy/<disanalogy>-disanalogy"``. Chance is 0.5.
+Quirks skipped and counted: rows missing a narrative, a ``correct_answer`` other than 1/2, an
+unknown level, and exact repeats of an earlier row (same query and choices).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
-from analogist.bench.external.base import Benchmark, ChoiceItem, find_file, read_table, text_of
-from analogist.bench.external.sample import item_rng, subsample
-from analogist.errors import AnalogistError
+from analogist.bench.external.base import Benchmark, ChoiceItem, clean, read_rows
+from analogist.bench.external.sample import subsample
 
-OPTIONAL = {
-    "analogy_type": ("analogy_distance",),
-    "disanalogy_type": ("distractor_type", "disanalogy_distance"),
-    "analogy": ("analogous", "positive"),
-    "disanalogy": ("distractor", "negative"),
-    "option_1": ("option1", "candidate_1"),
-    "option_2": ("option2", "candidate_2"),
-    "label": ("answer", "correct"),
-}
+COLUMNS = ("query_narrative", "first_choice", "second_choice", "distractor_similarity",
+           "analogy_level", "correct_answer")
+DISANALOGY = {"high": "near", "low": "far"}
 
 
-def _label(v: str, f: Path, line: int) -> int:
-    s = v.strip().lower()
-    if s in ("1", "a", "option_1", "option 1"):
-        return 0
-    if s in ("2", "b", "option_2", "option 2"):
-        return 1
-    raise AnalogistError(f"expected label 1/2 (or A/B), got {v!r}", source=str(f), line=line)
-
-
-def load_arn(path: Path, *, seed: int = 0, limit: int | None = None) -> Benchmark:
-    """Load ARN two-way items from its CSV (or the folder holding it)."""
-    f = find_file(Path(path), ["arn*.csv", "ARN*.csv", "*.csv"], "ARN CSV file")
-    assert f is not None
-    rows = read_table(f, ("query",), aliases=OPTIONAL)
-    cols = set(rows[0][1])
-    pair_layout = {"analogy", "disanalogy"} <= cols
-    if not pair_layout and not {"option_1", "option_2", "label"} <= cols:
-        raise AnalogistError("expected columns 'analogy' and 'disanalogy', or 'option_1', "
-                             "'option_2' and 'label'", source=str(f), line=1)
-    rows = subsample(rows, limit, seed)
+def load_arn(path: Path, *, seed: int = 0, limit: int | None = None,
+             variant: str | None = None) -> Benchmark:
+    """Load ARN's binary-choice items from its published CSV."""
+    t = read_rows(Path(path), {"published": COLUMNS}, "ARN CSV")
+    skipped: Counter[str] = Counter(t.skipped)
     items = []
-    for line, r in rows:
-        iid = (r.get("id") or "").strip() or f"line{line}"
-        query = text_of(r, "query", f, line)
-        if pair_layout:
-            pair = [(text_of(r, "analogy", f, line), True),
-                    (text_of(r, "disanalogy", f, line), False)]
-            item_rng(seed, iid).shuffle(pair)
-            choices = (pair[0][0], pair[1][0])
-            answer = 0 if pair[0][1] else 1
-        else:
-            choices = (text_of(r, "option_1", f, line), text_of(r, "option_2", f, line))
-            answer = _label(r.get("label", ""), f, line)
-        a = (r.get("analogy_type") or "").strip().lower()
-        d = (r.get("disanalogy_type") or "").strip().lower()
-        cond = f"{a}-analogy/{d}-disanalogy" if a and d else (a or d or None)
-        items.append(ChoiceItem(f"arn-{iid}", query, choices, answer, cond))
-    return Benchmark("arn", "choice", tuple(items), str(f))
+    seen: set[tuple[str, str, str]] = set()
+    for line, r in t.rows:
+        q, a, b = clean(r["query_narrative"]), clean(r["first_choice"]), clean(r["second_choice"])
+        if not (q and a and b):
+            skipped["row missing a narrative"] += 1
+            continue
+        ans = r["correct_answer"].strip()
+        level = r["analogy_level"].strip().lower()
+        dis = DISANALOGY.get(r["distractor_similarity"].strip().lower())
+        if ans not in ("1", "2"):
+            skipped["correct_answer not 1 or 2"] += 1
+            continue
+        if level not in ("near", "far") or dis is None:
+            skipped["unknown analogy_level or distractor_similarity"] += 1
+            continue
+        if (q, a, b) in seen:
+            skipped["repeated row"] += 1
+            continue
+        seen.add((q, a, b))
+        iid = r.get("id", "").strip() or f"line{line}"
+        items.append(ChoiceItem(f"arn-{iid}", q, (a, b), int(ans) - 1,
+                                f"{level}-analogy/{dis}-disanalogy"))
+    counts = {"items": len(items)}
+    return Benchmark("arn", "choice", tuple(subsample(items, limit, seed)), str(t.path),
+                     counts=counts, skipped=dict(skipped))

@@ -1,94 +1,146 @@
-"""The historical-analogy set of Li et al. (2024, "Past Meets Present") → ``retrieval`` items.
+"""The historical-analogy set of Li et al. (2024, "Past Meets Present: Creating Historical
+Analogy with Large Language Models") → ``retrieval`` items.
 
-Files (JSON lines, field names as in the public release):
+The three published files (``dataset/`` in the authors' repository), told apart by their keys:
 
-* **targets** (``*analogy*.jsonl``; e.g. one file of popular and one of general analogies):
-  ``event_name``, ``event_intro`` and ``target_event`` — the name of the analogous historical
-  event (a list of names is accepted too);
-* **event pool** (``event_pool*.jsonl``): ``history_event_text`` (the event's name),
-  ``history_intro_text`` (its description; the name stands in when it is empty) and ``url``.
+* ``event_pool.jsonl`` (variant ``pool``): the candidate historical events — ``url``,
+  ``history_event_text`` (the name), ``history_time_text``, ``history_intro_text``;
+* ``popular_analogy.jsonl`` (variant ``popular``): ``event_name``, ``event_intro`` and
+  ``target_event`` — the historical event commonly compared with it;
+* ``general_analogy.jsonl`` (variant ``general``): ``event_name``, ``event_intro``,
+  ``event_type`` — no reference analogue (the authors judge answers for these with a language
+  model on several similarity dimensions, which we do not reproduce: the file is counted, not
+  scored).
 
-The task: rank the pool for each target by its description (``event_intro``); the gold are the
-pool events whose name equals a ``target_event`` (case and white space ignored). The target's own
-event is removed from its candidate list. Targets whose gold is not in the pool are skipped and
-counted in the notes. Each targets file is a condition (its file stem). PATH may be the folder
-or one targets file (the pool is then looked up next to it).
+The scored task is the authors' retrieval setting on the popular analogies: rank the event pool
+by the target's description (``event_intro``); the gold are the pool events whose name equals
+``target_event`` (case and white space ignored); the target's own event is taken out of its
+candidates. Pool events with no name (the published pool has one) are skipped and counted, as
+are targets whose analogue is not in the pool.
 """
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from pathlib import Path
 
 from analogist.bench.external.base import (
     Benchmark,
     RetrievalItem,
-    find_file,
+    choose_variant,
+    clean,
+    find_files,
     read_jsonl,
-    text_of,
 )
 from analogist.bench.external.sample import subsample
 from analogist.errors import AnalogistError
+
+POOL = ("history_event_text", "history_intro_text")
+POPULAR = ("event_name", "event_intro", "target_event")
+GENERAL = ("event_name", "event_intro", "event_type")
+VARIANTS = ("popular", "general", "pool")
 
 
 def _key(name: str) -> str:
     return " ".join(name.lower().split())
 
 
-def load_historical(path: Path, *, seed: int = 0, limit: int | None = None) -> Benchmark:
-    """Load the historical-analogy retrieval task from its targets and event-pool files."""
-    path = Path(path)
-    if not path.exists():
-        raise AnalogistError("no such file or folder", source=str(path))
-    folder = path if path.is_dir() else path.parent
-    pool_file = find_file(folder, ["event_pool*.jsonl", "*pool*.jsonl"], "event pool file")
-    assert pool_file is not None
-    if path.is_file():
-        if path.resolve() == pool_file.resolve():
-            raise AnalogistError("this is the event pool; give the targets file or the folder",
-                                 source=str(path))
-        target_files = [path]
-    else:
-        target_files = sorted(p for p in folder.glob("*.jsonl")
-                              if p.is_file() and p.resolve() != pool_file.resolve())
-        if not target_files:
-            raise AnalogistError("no targets file (*.jsonl other than the event pool) found",
-                                 source=str(folder))
+def _kind(path: Path) -> str | None:
+    """The variant a JSON-lines file holds, from the keys of its first object."""
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(1 << 22).decode("utf-8")
+        obj = json.loads(first)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(obj, dict):
+        return None
+    keys = set(obj)
+    for v, req in (("pool", POOL), ("popular", POPULAR), ("general", GENERAL)):
+        if set(req) <= keys:
+            return v
+    return None
+
+
+def variants_in(path: Path) -> dict[str, Path]:
+    """Variant → file for the historical-analogy files at ``path``."""
+    found: dict[str, Path] = {}
+    for f in find_files(path, ["*.jsonl"]):
+        k = _kind(f)
+        if k is not None:
+            found.setdefault(k, f)
+    return found
+
+
+def _pool(f: Path, skipped: Counter[str]) -> tuple[dict[str, str], dict[str, list[str]]]:
+    rows, bad = read_jsonl(f, POOL, "historical event pool")
+    skipped.update(bad)
     pool: dict[str, str] = {}
     ids_by_name: dict[str, list[str]] = {}
-    for line, r in read_jsonl(pool_file):
-        name = text_of(r, "history_event_text", pool_file, line)
-        intro = r.get("history_intro_text")
-        text = " ".join(intro.split()) if isinstance(intro, str) and intro.strip() else name
+    for line, r in rows:
+        name, intro = clean(r.get("history_event_text")), clean(r.get("history_intro_text"))
+        if not name:
+            skipped["pool event with an empty history_event_text"] += 1
+            continue
         pid = f"pool{line}"
-        pool[pid] = text
+        pool[pid] = intro or name
         ids_by_name.setdefault(_key(name), []).append(pid)
-    rows = []
-    for tf in target_files:
-        for line, r in read_jsonl(tf):
-            rows.append((tf, line, r))
+    return pool, ids_by_name
+
+
+def load_historical(path: Path, *, seed: int = 0, limit: int | None = None,
+                    variant: str | None = None) -> Benchmark:
+    """Load one file of the historical-analogy set (see the module docstring)."""
+    path = Path(path)
+    folder = path if path.is_dir() else path.parent
+    found = variants_in(path)
+    if path.is_file() and not found:
+        read_jsonl(path, POPULAR, "historical-analogy file")     # raises the expected keys
+        raise AnalogistError("not a file of the historical-analogy set; expected the keys "
+                             f"{', '.join(POOL)} or {', '.join(POPULAR)} or "
+                             f"{', '.join(GENERAL)}", source=str(path))
+    variant, f = choose_variant(found, variant, "historical-analogy", VARIANTS, path)
+    skipped: Counter[str] = Counter()
+    if variant == "pool":
+        pool, _ = _pool(f, skipped)
+        return Benchmark("historical", "retrieval", (), str(f), variant="pool",
+                         counts={"events": len(pool)}, skipped=dict(skipped), scorable=False)
+    req = POPULAR if variant == "popular" else GENERAL
+    rows, bad = read_jsonl(f, req, f"historical {variant}-analogy file")
+    skipped.update(bad)
+    if variant == "general":
+        n = sum(1 for _, r in rows if clean(r.get("event_name")) and clean(r.get("event_intro")))
+        if len(rows) > n:
+            skipped["target without a name or description"] += len(rows) - n
+        return Benchmark("historical", "retrieval", (), str(f), variant="general",
+                         counts={"targets": n}, skipped=dict(skipped), scorable=False,
+                         notes=("no reference analogues in this file (the authors judge "
+                                "answers with a language model): counted, not scored",))
+    pool_file = variants_in(folder).get("pool")
+    if pool_file is None:
+        raise AnalogistError("the popular analogies are ranked against the event pool; put "
+                             "event_pool.jsonl (keys " + ", ".join(POOL) + ") beside it",
+                             source=str(folder))
+    pool, ids_by_name = _pool(pool_file, skipped)
     items = []
-    skipped = 0
-    for tf, line, r in subsample(rows, limit, seed):
-        name = text_of(r, "event_name", tf, line)
-        intro = text_of(r, "event_intro", tf, line)
+    for line, r in rows:
+        name, intro = clean(r.get("event_name")), clean(r.get("event_intro"))
         tgt = r.get("target_event")
-        names = [tgt] if isinstance(tgt, str) else tgt
-        if not isinstance(names, list) or not names or not all(
-                isinstance(n, str) and n.strip() for n in names):
-            raise AnalogistError(f"expected 'target_event' as a name or a list of names, got "
-                                 f"{tgt!r}"[:200], source=str(tf), line=line)
-        gold = {pid for n in names for pid in ids_by_name.get(_key(n), [])}
+        names = [tgt] if isinstance(tgt, str) else tgt if isinstance(tgt, list) else []
+        names = [n for n in names if isinstance(n, str) and n.strip()]
+        if not (name and intro and names):
+            skipped["target without a name, description or target_event"] += 1
+            continue
         own = set(ids_by_name.get(_key(name), []))
-        gold -= own
+        gold = {pid for n in names for pid in ids_by_name.get(_key(n), [])} - own
         if not gold:
-            skipped += 1
+            skipped["target whose analogue is not in the pool"] += 1
             continue
         cands = tuple(pid for pid in pool if pid not in own)
-        items.append(RetrievalItem(f"historical-{tf.stem}-{line}", intro, cands,
-                                   frozenset(gold), tf.stem))
+        items.append(RetrievalItem(f"historical-{line}", intro, cands, frozenset(gold)))
     if not items:
-        raise AnalogistError("no target has its analogous event in the pool",
-                             source=str(pool_file))
-    notes = (f"{skipped} targets whose analogous event is not in the pool skipped",) \
-        if skipped else ()
-    return Benchmark("historical", "retrieval", tuple(items), str(folder), pool, notes)
+        raise AnalogistError("no target has its analogous event in the pool", source=str(f))
+    counts = {"targets": len(rows), "scored targets": len(items), "pool events": len(pool)}
+    return Benchmark("historical", "retrieval", tuple(subsample(items, limit, seed)), str(f),
+                     pool, variant="popular", counts=counts, skipped=dict(skipped))

@@ -1,33 +1,33 @@
-"""Run a public analogy benchmark through analogist's pipeline and the surface baseline.
+"""Score a public analogy benchmark with analogist's embedded default and two surface baselines.
 
-**analogist's pipeline** (seed 000 §4, §7; the FAC stage of :mod:`analogist.retrieve`): every
-distinct text is encoded once with the offline deterministic encoder
-(:class:`~analogist.encode.deterministic.DeterministicEncoder`) and compiled to a Description; a
-candidate (SME base) is mapped onto the query (SME target) with :func:`analogist.sme.match`, and
-its score is the normalised structural score of :class:`~analogist.retrieve.Retriever` — the
-best mapping's score over the query's self-match score (:func:`analogist.judge.self_score`),
-capped at 1.
+**analogist** (the embedded default; seed 000 §4, §7; the FAC stage of
+:mod:`analogist.retrieve`): every distinct text is encoded once with the offline deterministic
+encoder (:class:`~analogist.encode.deterministic.DeterministicEncoder`) and compiled to a
+Description; a candidate (SME base) is mapped onto the query (SME target) with
+:func:`analogist.sme.match`, and its score is the normalised structural score of
+:class:`~analogist.retrieve.Retriever` — the best mapping's score over the query's self-match
+score (:func:`analogist.judge.self_score`), capped at 1.
+
+**embedder** (surface baseline): the cosine of the bundled offline text embedder
+(:func:`analogist.index.embed.default_embedder`). **bm25** (lexical surface baseline):
+:class:`~analogist.bench.external.bm25.BM25Scorer`, document frequencies from the benchmark's
+own texts.
 
 * choice: the candidate with the highest score is picked;
-* binary: the pair (source → target) is called an analogy when the score reaches
-  :attr:`ExternalParams.min_score`, which is ``RetrieveParams().min_score`` — the threshold
-  chosen on the project's development casebook, never on these sets;
-* retrieval: candidates are ranked by score.
+* binary: the pair is called an analogy when the score reaches the system's threshold —
+  analogist's is ``RetrieveParams().min_score`` (chosen on the development casebook), the
+  baselines' were chosen on the project's casebook by :func:`calibrate_threshold` (never on
+  these sets); the threshold-free ROC AUC is reported beside;
+* retrieval: candidates are ranked by score (MAP, MRR, hit@k, recall@10).
 
-**The surface baseline**: the cosine of the offline default text embedder
-(:func:`analogist.index.embed.default_embedder`) between the two texts, used the same way; its
-binary threshold :attr:`ExternalParams.surface_threshold` was chosen once on the project's own
-casebook (:func:`calibrate_surface_threshold`: same-mechanism L0 narratives vs decoys and
-other-mechanism pairs, the midpoint maximising balanced accuracy) and is fixed here.
+Ties at the top are broken by a generator seeded with ``seed``, the system and the item, so a
+tie scores chance on average; the number of ties is reported. Texts the encoder refuses count as
+structureless (score 0); texts over the encoder's limit are cut to
+:attr:`ExternalParams.max_chars` characters; both are counted.
 
-Ties at the top (a frequent case when the encoder finds no shared structure) are broken by a
-generator seeded with ``seed``, the system and the item, so a tie scores chance on average and
-never favours a position; the number of ties is reported. Texts the encoder refuses count as
-structureless (score 0) and are counted in the notes; texts over the encoder's limit are cut to
-:attr:`ExternalParams.max_chars` characters, also counted.
-
-Paired comparison (seed 000 §15): exact McNemar on per-item correctness (retrieval: hit@1) and a
-seeded paired bootstrap CI of the accuracy difference, both from
+Paired comparison (seed 000 §15), analogist against each baseline: exact McNemar on per-item
+correctness (retrieval: hit@1) and a seeded paired bootstrap CI of the difference in the
+primary metric (accuracy; retrieval: average precision), from
 :mod:`analogist.bench.parb.stats`. Nothing here is tuned on the evaluated set.
 """
 
@@ -42,37 +42,22 @@ from typing import Any
 
 import numpy as np
 
-from analogist.bench.external.analobench import load_analobench_t1, load_analobench_t2
-from analogist.bench.external.arn import load_arn
 from analogist.bench.external.base import Benchmark, BinaryItem, ChoiceItem, RetrievalItem
-from analogist.bench.external.historical import load_historical
-from analogist.bench.external.parallelparc import (
-    load_parallelparc_binary,
-    load_parallelparc_mc,
-)
-from analogist.bench.external.rattermann import load_rattermann
+from analogist.bench.external.bm25 import BM25Scorer
 from analogist.bench.external.sample import item_rng
-from analogist.bench.external.storyanalogy import load_storyanalogy
+from analogist.bench.external.sets import BENCHMARKS, is_development, load_set
 from analogist.bench.parb.stats import mcnemar_from_outcomes, paired_bootstrap_ci
 from analogist.encode.base import MAX_EPISODE_CHARS
 from analogist.errors import AnalogistError
 from analogist.retrieve import RetrieveParams
 
-LOADERS: dict[str, Callable[..., Benchmark]] = {
-    "arn": load_arn,
-    "analobench-t1": load_analobench_t1,
-    "analobench-t2": load_analobench_t2,
-    "storyanalogy": load_storyanalogy,
-    "parallelparc-mc": load_parallelparc_mc,
-    "parallelparc-binary": load_parallelparc_binary,
-    "rattermann": load_rattermann,
-    "historical": load_historical,
-}
-BENCHMARKS = tuple(LOADERS)
+#: The systems, analogist first; the other two are the surface baselines.
+SYSTEMS = ("analogist", "embedder", "bm25")
+BASELINES = SYSTEMS[1:]
 
-#: The surface baseline's binary threshold, from :func:`calibrate_surface_threshold` on the
-#: bundled casebook with the default (USE) embedder (balanced accuracy 0.596 on 90 same-mechanism
-#: and 1695 other pairs; recomputed in benchmarks/results/external/calibration.json).
+#: The embedder baseline's binary threshold, from :func:`calibrate_threshold` on the bundled
+#: casebook with the default (USE) embedder (balanced accuracy 0.596 on 90 same-mechanism and
+#: 1695 other pairs; recomputed in benchmarks/results/external/calibration.json).
 SURFACE_THRESHOLD = 0.157
 
 
@@ -82,17 +67,19 @@ class ExternalParams:
 
     Sources: the normalised structural score and ``min_score`` are those of MAC/FAC's FAC stage
     (Forbus, Gentner & Law 1995) as implemented in :mod:`analogist.retrieve`; the paired test is
-    McNemar's (1947) exact form; MAP/MRR/hit@k follow the AnaloBench T2 evaluation (Ye et al.
-    2024). Departures: a seeded tie-break (the references do not say how ties are resolved) and
-    the baseline threshold calibrated on the casebook (ours).
+    McNemar's (1947) exact form; MAP and recall@10 follow the AnaloBench T2 evaluation (Ye et
+    al. 2024). Departures: a seeded tie-break (the references do not say how ties are resolved)
+    and the baselines' thresholds calibrated on the casebook (ours).
 
     Attributes:
         seed: subsampling, task construction and tie-breaking seed.
-        limit: evaluate a seeded subsample of this many items (rows for ParallelPARC); None = all.
+        limit: evaluate a seeded subsample of this many items (rows for the silver set); None =
+            all.
         min_score: analogist's binary threshold on the normalised structural score
             (``RetrieveParams().min_score``, chosen on the development casebook).
-        surface_threshold: the baseline's binary threshold on the cosine (casebook-calibrated).
-        ks: the k of hit@k for retrieval sets.
+        surface_threshold: the embedder baseline's binary threshold (casebook-calibrated).
+        bm25_threshold: BM25's binary threshold; None = calibrated on the casebook at run time.
+        ks: the k of hit@k for retrieval sets (recall@10 is always reported).
         max_chars: texts longer than this are cut before encoding (the encoder's limit).
         n_boot: bootstrap resamples for the paired CI.
     """
@@ -101,6 +88,7 @@ class ExternalParams:
     limit: int | None = None
     min_score: float = field(default_factory=lambda: RetrieveParams().min_score)
     surface_threshold: float = SURFACE_THRESHOLD
+    bm25_threshold: float | None = None
     ks: tuple[int, ...] = (1, 5, 10)
     max_chars: int = MAX_EPISODE_CHARS
     n_boot: int = 2000
@@ -111,8 +99,10 @@ class ExternalParams:
         if self.limit is not None and (isinstance(self.limit, bool)
                                        or not isinstance(self.limit, int) or self.limit < 1):
             raise AnalogistError("limit must be a positive integer", field="limit")
-        for name in ("min_score", "surface_threshold"):
+        for name in ("min_score", "surface_threshold", "bm25_threshold"):
             v = getattr(self, name)
+            if v is None and name == "bm25_threshold":
+                continue
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
                 raise AnalogistError(f"{name} must be a finite number", field=name)
         if not self.ks or any(isinstance(k, bool) or not isinstance(k, int) or k < 1
@@ -120,15 +110,6 @@ class ExternalParams:
             raise AnalogistError("ks must be positive integers", field="ks")
         if self.max_chars < 1 or self.n_boot < 1:
             raise AnalogistError("max_chars and n_boot must be positive", field="max_chars")
-
-
-def load_benchmark(name: str, path: str | Path, *, seed: int = 0,
-                   limit: int | None = None) -> Benchmark:
-    """Load benchmark ``name`` (one of :data:`BENCHMARKS`) from ``path`` (a file or folder)."""
-    if name not in LOADERS:
-        raise AnalogistError(f"unknown benchmark {name!r}; expected one of "
-                             f"{', '.join(BENCHMARKS)}")
-    return LOADERS[name](Path(path), seed=seed, limit=limit)
 
 
 def texts_of(bench: Benchmark) -> list[str]:
@@ -149,7 +130,7 @@ def texts_of(bench: Benchmark) -> list[str]:
     return list(seen)
 
 
-# -- the two systems ------------------------------------------------------------------------------
+# -- the systems ----------------------------------------------------------------------------------
 class CachingEncoder:
     """Wraps an encoder so a text shared by several benchmarks is encoded once per process."""
 
@@ -262,83 +243,100 @@ def _retrieval_metrics(ranked: list[str], gold: frozenset[str], ks: Sequence[int
             ap += hits / pos
             if rr == 0.0:
                 rr = 1.0 / pos
-    out = {"ap": ap / len(gold), "rr": rr}
+    out = {"ap": ap / len(gold), "rr": rr,
+           "recall@10": sum(c in gold for c in ranked[:10]) / len(gold)}
     for k in ks:
         out[f"hit@{k}"] = float(any(c in gold for c in ranked[:k]))
     return out
 
 
 def _auc(scores: list[float], labels: list[bool]) -> float | None:
-    pos = [s for s, y in zip(scores, labels, strict=True) if y]
-    neg = [s for s, y in zip(scores, labels, strict=True) if not y]
-    if not pos or not neg:
+    pos = np.array([s for s, y in zip(scores, labels, strict=True) if y])
+    neg = np.array([s for s, y in zip(scores, labels, strict=True) if not y])
+    if not pos.size or not neg.size:
         return None
-    wins = sum((p > q) + 0.5 * (p == q) for p in pos for q in neg)
-    return wins / (len(pos) * len(neg))
+    wins = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
+    return float(wins / (pos.size * neg.size))
 
 
 @dataclass
 class ExternalResult:
-    """Per-item outcomes of both systems on one benchmark, with summaries and paired tests."""
+    """Per-item outcomes of every system on one benchmark, with summaries and paired tests."""
 
     bench: Benchmark
     params: ExternalParams
     outcomes: list[dict[str, Any]]
     notes: list[str]
     timings: dict[str, float]
+    thresholds: dict[str, float] = field(default_factory=dict)
 
     @property
     def retrieval(self) -> bool:
         return self.bench.task == "retrieval"
 
-    def _metric_names(self) -> list[str]:
-        return (["map", "mrr", *(f"hit@{k}" for k in self.params.ks)] if self.retrieval
-                else ["accuracy"])
+    @property
+    def systems(self) -> list[str]:
+        return [s for s in SYSTEMS if self.outcomes and s in self.outcomes[0]]
+
+    def metric_names(self) -> list[str]:
+        return (["map", "mrr", "recall@10", *(f"hit@{k}" for k in self.params.ks)]
+                if self.retrieval else ["accuracy"])
 
     def _agg(self, rows: list[dict[str, Any]], system: str) -> dict[str, float]:
         if self.retrieval:
             out = {"map": float(np.mean([r[system]["ap"] for r in rows])),
-                   "mrr": float(np.mean([r[system]["rr"] for r in rows]))}
+                   "mrr": float(np.mean([r[system]["rr"] for r in rows])),
+                   "recall@10": float(np.mean([r[system]["recall@10"] for r in rows]))}
             for k in self.params.ks:
                 out[f"hit@{k}"] = float(np.mean([r[system][f"hit@{k}"] for r in rows]))
             return out
         return {"accuracy": float(np.mean([r[system]["correct"] for r in rows]))}
 
-    def _system(self, system: str) -> dict[str, Any]:
-        out: dict[str, Any] = self._agg(self.outcomes, system)
-        conds: dict[str, Any] = {}
-        for c in sorted({r["condition"] for r in self.outcomes if r["condition"] is not None}):
-            rows = [r for r in self.outcomes if r["condition"] == c]
-            conds[c] = {"n": len(rows), **self._agg(rows, system)}
-        out["conditions"] = conds
-        return out
+    def conditions(self) -> list[str]:
+        return sorted({r["condition"] for r in self.outcomes if r["condition"] is not None})
+
+    def _chance(self, rows: list[dict[str, Any]]) -> float:
+        return float(np.mean([r["chance"] for r in rows]))
 
     def summary(self) -> dict[str, Any]:
-        """The JSON of issue 8: benchmark, n, chance, and per-system metrics with conditions."""
-        return {"benchmark": self.bench.name, "n": len(self.outcomes),
-                "chance": self.bench.chance,
-                "analogist": self._system("analogist"), "baseline": self._system("baseline")}
+        """benchmark, variant, n, chance, development flag, and per system its metrics overall
+        and per cell (``conditions``: n, chance and the metrics)."""
+        out: dict[str, Any] = {"benchmark": self.bench.name, "variant": self.bench.variant,
+                               "n": len(self.outcomes), "chance": self._chance(self.outcomes),
+                               "development": is_development(self.bench), "systems": {}}
+        for s in self.systems:
+            block: dict[str, Any] = self._agg(self.outcomes, s)
+            block["conditions"] = {}
+            for c in self.conditions():
+                rows = [r for r in self.outcomes if r["condition"] == c]
+                block["conditions"][c] = {"n": len(rows), "chance": self._chance(rows),
+                                          **self._agg(rows, s)}
+            out["systems"][s] = block
+        return out
 
-    def _correct(self, system: str, rows: list[dict[str, Any]]) -> list[bool]:
+    def _paired(self, rows: list[dict[str, Any]], base: str) -> dict[str, Any]:
         key = "hit@1" if self.retrieval else "correct"
-        return [bool(r[system][key]) for r in rows]
+        a = [bool(r["analogist"][key]) for r in rows]
+        b = [bool(r[base][key]) for r in rows]
+        out = mcnemar_from_outcomes(a, b)
+        metric = "ap" if self.retrieval else "correct"
+        ci = paired_bootstrap_ci([float(r["analogist"][metric]) for r in rows],
+                                 [float(r[base][metric]) for r in rows],
+                                 n_boot=self.params.n_boot, seed=self.params.seed)
+        out["diff"] = ci["estimate"]
+        out["diff_ci95"] = [ci["lo"], ci["hi"]]
+        return out
 
     def paired(self) -> dict[str, Any]:
-        """Exact McNemar (analogist = A, baseline = B) and a paired bootstrap CI of the
-        difference, overall and per condition (retrieval: on hit@1)."""
-        def one(rows: list[dict[str, Any]]) -> dict[str, Any]:
-            a, b = self._correct("analogist", rows), self._correct("baseline", rows)
-            out = mcnemar_from_outcomes(a, b)
-            ci = paired_bootstrap_ci([float(x) for x in a], [float(x) for x in b],
-                                     n_boot=self.params.n_boot, seed=self.params.seed)
-            out["diff"] = ci["estimate"]
-            out["diff_ci95"] = [ci["lo"], ci["hi"]]
-            return out
-
-        res = {"on": "hit@1" if self.retrieval else "accuracy", "all": one(self.outcomes),
-               "conditions": {}}
-        for c in sorted({r["condition"] for r in self.outcomes if r["condition"] is not None}):
-            res["conditions"][c] = one([r for r in self.outcomes if r["condition"] == c])
+        """analogist (A) against each baseline (B): exact McNemar on correctness (retrieval:
+        hit@1) and the paired bootstrap CI of the difference in accuracy (retrieval: AP),
+        overall and per cell."""
+        res: dict[str, Any] = {"mcnemar_on": "hit@1" if self.retrieval else "accuracy",
+                               "ci_on": "average precision" if self.retrieval else "accuracy"}
+        for base in [s for s in self.systems if s != "analogist"]:
+            res[base] = {"all": self._paired(self.outcomes, base), "conditions": {
+                c: self._paired([r for r in self.outcomes if r["condition"] == c], base)
+                for c in self.conditions()}}
         return res
 
     def extras(self) -> dict[str, Any]:
@@ -346,16 +344,14 @@ class ExternalResult:
         out: dict[str, Any] = {}
         if self.bench.task == "choice":
             out["ties_at_top"] = {s: int(sum(r[s].get("tie", False) for r in self.outcomes))
-                                  for s in ("analogist", "baseline")}
+                                  for s in self.systems}
         if self.bench.task == "binary":
             labels = [r["label"] for r in self.outcomes]
+            out["thresholds"] = self.thresholds
             out["auc"] = {s: _auc([r[s]["score"] for r in self.outcomes], labels)
-                          for s in ("analogist", "baseline")}
-            conds = sorted({r["condition"] for r in self.outcomes if r["condition"]})
-            out["auc_conditions"] = {
-                c: {s: _auc([r[s]["score"] for r in self.outcomes if r["condition"] == c],
-                            [r["label"] for r in self.outcomes if r["condition"] == c])
-                    for s in ("analogist", "baseline")} for c in conds}
+                          for s in self.systems}
+            out["called_analogy"] = {s: int(sum(r[s]["pred"] for r in self.outcomes))
+                                     for s in self.systems}
         if self.bench.task == "choice":
             items = {it.item_id: it for it in self.bench.items}
             prefs: dict[str, dict[str, dict[str, int]]] = {}
@@ -363,7 +359,7 @@ class ExternalResult:
                 it = items[r["item_id"]]
                 if not isinstance(it, ChoiceItem) or it.choice_types is None:
                     continue
-                for s in ("analogist", "baseline"):
+                for s in self.systems:
                     sc = r[s]["scores"]
                     for j, t in enumerate(it.choice_types):
                         if j == it.answer:
@@ -381,49 +377,83 @@ class ExternalResult:
         p = asdict(self.params)
         p["ks"] = list(self.params.ks)
         return {"summary": self.summary(), "paired": self.paired(), "extras": self.extras(),
-                "params": p, "source": self.bench.source,
+                "params": p, "source": self.bench.source, "counts": self.bench.counts,
+                "skipped": self.bench.skipped,
                 "notes": [*self.bench.notes, *self.notes], "timings_s": self.timings,
                 "items": self.outcomes}
 
 
+def _item_chance(it: ChoiceItem | BinaryItem | RetrievalItem) -> float:
+    if isinstance(it, ChoiceItem):
+        return 1.0 / len(it.choices)
+    if isinstance(it, BinaryItem):
+        return 0.5
+    return len(it.gold & set(it.candidates)) / len(it.candidates)
+
+
+@dataclass
+class Systems:
+    """The scorers of one run, built once so texts shared by several sets are encoded once."""
+
+    scorers: dict[str, Any]
+    thresholds: dict[str, float]
+
+    @classmethod
+    def build(cls, params: ExternalParams | None = None, *, encoder: Any = None,
+              embedder: Any = None) -> Systems:
+        params = params or ExternalParams()
+        if embedder is None:
+            from analogist.index.embed import default_embedder
+
+            embedder = default_embedder()
+        if encoder is None:
+            from analogist.encode.deterministic import DeterministicEncoder
+
+            encoder = CachingEncoder(DeterministicEncoder(embedder=embedder))
+        bm25_t = params.bm25_threshold
+        if bm25_t is None:
+            bm25_t = calibrate_threshold(BM25Scorer())["threshold"]
+        return cls({"analogist": StructureScorer(encoder, params),
+                    "embedder": SurfaceScorer(embedder), "bm25": BM25Scorer()},
+                   {"analogist": params.min_score, "embedder": params.surface_threshold,
+                    "bm25": bm25_t})
+
+
 def run_benchmark(bench: Benchmark, *, params: ExternalParams | None = None,
-                  encoder: Any = None, embedder: Any = None) -> ExternalResult:
-    """Score every item of ``bench`` with both systems (see the module docstring)."""
+                  systems: Systems | None = None, encoder: Any = None, embedder: Any = None,
+                  progress: Callable[[int], None] | None = None) -> ExternalResult:
+    """Score every item of ``bench`` with every system (see the module docstring).
+
+    ``progress`` is called with the number of items just scored (for a progress bar).
+    """
     params = params or ExternalParams()
-    if embedder is None:
-        from analogist.index.embed import default_embedder
-
-        embedder = default_embedder()
-    if encoder is None:
-        from analogist.encode.deterministic import DeterministicEncoder
-
-        encoder = DeterministicEncoder(embedder=embedder)
+    if not bench.scorable or not bench.items:
+        raise AnalogistError(f"{bench.label} is counted, not scored: "
+                             + ("; ".join(bench.notes) or "it holds no items"),
+                             source=bench.source)
+    systems = systems or Systems.build(params, encoder=encoder, embedder=embedder)
     texts = texts_of(bench)
+    timings: dict[str, float] = {}
+    for name, sc in systems.scorers.items():
+        t0 = time.process_time()
+        sc.prepare(texts)
+        timings[f"{name}_prepare_cpu"] = time.process_time() - t0
     t0 = time.process_time()
-    structure = StructureScorer(encoder, params)
-    structure.prepare(texts)
-    t1 = time.process_time()
-    surface = SurfaceScorer(embedder)
-    surface.prepare(texts)
-    t2 = time.process_time()
-    systems: dict[str, StructureScorer | SurfaceScorer] = {"analogist": structure,
-                                                           "baseline": surface}
-    thresholds = {"analogist": params.min_score, "baseline": params.surface_threshold}
     outcomes = []
     for it in bench.items:
-        row: dict[str, Any] = {"item_id": it.item_id, "condition": it.condition}
-        for name, sys_ in systems.items():
+        row: dict[str, Any] = {"item_id": it.item_id, "condition": it.condition,
+                               "chance": _item_chance(it)}
+        for name, sys_ in systems.scorers.items():
             if isinstance(it, ChoiceItem):
                 scores = [sys_.score(c, it.query) for c in it.choices]
                 pick, tie = _pick(scores, f"{name}:{it.item_id}", params.seed)
                 row[name] = {"scores": scores, "pick": pick, "tie": tie,
                              "correct": pick == it.answer}
             elif isinstance(it, BinaryItem):
-                s = sys_.score(it.source, it.target)
-                pred = s >= thresholds[name]
+                s = sys_.score(it.target, it.source)
+                pred = s >= systems.thresholds[name]
                 row[name] = {"score": s, "pred": pred, "correct": pred == it.label}
             else:
-                assert isinstance(it, RetrievalItem)
                 scores = [sys_.score(bench.pool[c], it.query) for c in it.candidates]
                 ranked = _rank(it.candidates, scores, f"{name}:{it.item_id}", params.seed)
                 row[name] = _retrieval_metrics(ranked, it.gold, params.ks)
@@ -432,44 +462,41 @@ def run_benchmark(bench: Benchmark, *, params: ExternalParams | None = None,
         elif isinstance(it, BinaryItem):
             row["label"] = it.label
         outcomes.append(row)
-    t3 = time.process_time()
-    notes = [f"{len(texts)} distinct texts encoded"]
-    if structure.refused:
-        notes.append(f"{structure.refused} texts refused by the encoder (scored as "
-                     f"structureless)")
-    if structure.cut:
+        if progress is not None:
+            progress(1)
+    timings["score_cpu"] = time.process_time() - t0
+    structure = systems.scorers["analogist"]
+    notes = [f"{len(texts)} distinct texts"]
+    if getattr(structure, "refused", 0):
+        notes.append(f"{structure.refused} texts refused by the encoder so far in this run "
+                     f"(scored as structureless)")
+    if getattr(structure, "cut", 0):
         notes.append(f"{structure.cut} texts cut to {params.max_chars} characters before "
-                     f"encoding")
-    timings = {"encode_cpu": t1 - t0, "embed_cpu": t2 - t1, "score_cpu": t3 - t2}
-    return ExternalResult(bench, params, outcomes, notes, timings)
-
-
-def run_external(name: str, path: str | Path, *, params: ExternalParams | None = None,
-                 encoder: Any = None, embedder: Any = None) -> ExternalResult:
-    """Load benchmark ``name`` from ``path`` and run both systems on it."""
-    params = params or ExternalParams()
-    bench = load_benchmark(name, path, seed=params.seed, limit=params.limit)
-    return run_benchmark(bench, params=params, encoder=encoder, embedder=embedder)
+                     f"encoding so far in this run")
+    return ExternalResult(bench, params, outcomes, notes, timings, dict(systems.thresholds))
 
 
 def render_summary(summary: dict[str, Any]) -> str:
     """A plain-text table of :meth:`ExternalResult.summary`."""
-    a, b = summary["analogist"], summary["baseline"]
-    metrics = [k for k in a if k != "conditions"]
-    lines = [f"{summary['benchmark']}: n={summary['n']}  chance={summary['chance']:.3f}",
-             f"{'condition':28s} {'n':>5s}  " + "  ".join(
-                 f"{'analogist ' + m:>16s} {'baseline ' + m:>16s}" for m in metrics)]
-    lines.append(f"{'all':28s} {summary['n']:5d}  " + "  ".join(
-        f"{a[m]:16.3f} {b[m]:16.3f}" for m in metrics))
-    for c, ca in a["conditions"].items():
-        cb = b["conditions"][c]
-        lines.append(f"{c:28s} {ca['n']:5d}  " + "  ".join(
-            f"{ca[m]:16.3f} {cb[m]:16.3f}" for m in metrics))
+    systems = list(summary["systems"])
+    first = summary["systems"][systems[0]]
+    metrics = [k for k in first if k != "conditions"]
+    label = summary["benchmark"] + (f"/{summary['variant']}" if summary["variant"] else "")
+    dev = " (development data)" if summary["development"] else ""
+    lines = [f"{label}{dev}: n={summary['n']}  chance={summary['chance']:.3f}",
+             f"{'cell':30s} {'n':>5s} {'chance':>6s}  " + "  ".join(
+                 f"{s + ' ' + m:>18s}" for m in metrics for s in systems)]
+    lines.append(f"{'all':30s} {summary['n']:5d} {summary['chance']:6.3f}  " + "  ".join(
+        f"{summary['systems'][s][m]:18.3f}" for m in metrics for s in systems))
+    for c, cell in first["conditions"].items():
+        lines.append(f"{c[:30]:30s} {cell['n']:5d} {cell['chance']:6.3f}  " + "  ".join(
+            f"{summary['systems'][s]['conditions'][c][m]:18.3f}" for m in metrics
+            for s in systems))
     return "\n".join(lines) + "\n"
 
 
-def calibrate_surface_threshold(embedder: Any) -> dict[str, Any]:
-    """Choose the baseline's binary cosine threshold on the bundled casebook (development data).
+def calibrate_threshold(scorer: Any) -> dict[str, Any]:
+    """Choose a baseline's binary threshold on the bundled casebook (development data).
 
     Pairs of L0 narratives: positives are two real entries of the same mechanism; negatives are
     a decoy with the entry whose surface it copies, and real entries of different mechanisms.
@@ -481,7 +508,7 @@ def calibrate_surface_threshold(embedder: Any) -> dict[str, Any]:
     cases = [c for c in load_casebook() if c.signature.levels.L0]
     by_id = {c.id: c for c in cases}
     texts = [c.signature.levels.L0 for c in cases]
-    sc = SurfaceScorer(embedder)
+    sc = scorer
     sc.prepare(texts)
     pos, neg = [], []
     real = [c for c in cases if c.decoy_of is None]
@@ -503,13 +530,36 @@ def calibrate_surface_threshold(embedder: Any) -> dict[str, Any]:
             "n_pos": len(pos), "n_neg": len(neg)}
 
 
-def external_command(name: str, path: str | Path, *, limit: int | None = None, seed: int = 0,
+
+def calibrate_surface_threshold(embedder: Any) -> dict[str, Any]:
+    """:func:`calibrate_threshold` for the embedder baseline (cosine of ``embedder``)."""
+    return calibrate_threshold(SurfaceScorer(embedder))
+
+
+def check_summary(bench: Benchmark) -> dict[str, Any]:
+    """What ``--check`` reports: the counts and the skipped rows, without scoring."""
+    return {"benchmark": bench.name, "variant": bench.variant, "source": bench.source,
+            "counts": bench.counts, "skipped": bench.skipped, "scorable": bench.scorable,
+            "development": is_development(bench)}
+
+
+def render_check(c: dict[str, Any]) -> str:
+    label = c["benchmark"] + (f"/{c['variant']}" if c["variant"] else "")
+    counts = ", ".join(f"{v} {k}" for k, v in c["counts"].items())
+    skipped = "; ".join(f"{v} {k}" for k, v in sorted(c["skipped"].items())) or "none"
+    extra = "" if c["scorable"] else " (counted, not scored)"
+    return f"{label}: {counts}{extra}; skipped: {skipped} [{c['source']}]\n"
+
+
+def external_command(name: str, path: str | Path, *, variant: str | None = None,
+                     limit: int | None = None, seed: int = 0, check: bool = False,
                      as_json: bool = False, details: str | Path | None = None,
                      encoder: Any = None, embedder: Any = None) -> str:
     """What ``analogist bench external NAME PATH`` prints (the CLI is a thin wrapper).
 
-    ``as_json`` → the issue's JSON only; else a table with the paired McNemar line. ``details``
-    also writes :meth:`ExternalResult.details` as JSON to that file. Bad input raises
+    ``check`` → load and count only (no model is loaded). ``as_json`` → the summary JSON only;
+    else a table with one paired McNemar line per baseline. ``details`` also writes
+    :meth:`ExternalResult.details` as JSON to that file. Bad input raises
     :class:`~analogist.errors.AnalogistError` before any model is loaded.
     """
     import json
@@ -519,7 +569,11 @@ def external_command(name: str, path: str | Path, *, limit: int | None = None, s
         if not parent.is_dir():
             raise AnalogistError("the folder for --details does not exist", source=str(parent))
     params = ExternalParams(seed=seed, limit=limit)
-    res = run_external(name, path, params=params, encoder=encoder, embedder=embedder)
+    bench = load_set(name, path, variant=variant, seed=seed, limit=limit)
+    if check:
+        c = check_summary(bench)
+        return json.dumps(c, indent=2) + "\n" if as_json else render_check(c)
+    res = run_benchmark(bench, params=params, encoder=encoder, embedder=embedder)
     if details is not None:
         try:
             Path(details).write_text(json.dumps(res.details(), indent=1) + "\n")
@@ -530,7 +584,15 @@ def external_command(name: str, path: str | Path, *, limit: int | None = None, s
     if as_json:
         return json.dumps(summary, indent=2) + "\n"
     paired = res.paired()
-    m = paired["all"]
-    return (render_summary(summary)
-            + f"paired McNemar on {paired['on']} (analogist vs baseline): analogist only "
-              f"{m['a_only']}, baseline only {m['b_only']}, p = {m['p']:.3g}\n")
+    lines = [render_summary(summary).rstrip("\n")]
+    for base in BASELINES:
+        m = paired[base]["all"]
+        lines.append(f"paired McNemar on {paired['mcnemar_on']} (analogist vs {base}): "
+                     f"analogist only {m['a_only']}, {base} only {m['b_only']}, "
+                     f"p = {m['p']:.3g}")
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["BASELINES", "BENCHMARKS", "SYSTEMS", "ExternalParams", "ExternalResult", "Systems",
+           "calibrate_threshold", "check_summary", "external_command", "render_summary",
+           "run_benchmark", "texts_of"]

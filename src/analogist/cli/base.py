@@ -1,0 +1,208 @@
+"""The typer app every command module registers on, and what the commands share: one-line errors,
+store and namespace options, input loaders, the LLM provider and the episode writers."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import typer
+
+from analogist import __version__
+from analogist.errors import AnalogistError
+
+if TYPE_CHECKING:
+    from analogist.description import Description
+    from analogist.vocabulary import Vocabulary
+
+app = typer.Typer(
+    name="analogist",
+    help="Find, map and check analogies by structure.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+DGR_SUFFIXES = (".dgr",)
+SIGNATURE_SUFFIXES = (".json", ".yaml", ".yml")
+EXIT_BAD_INPUT = 2
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"analogist {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: bool = typer.Option(False, "--version", callback=_version_callback, is_eager=True,
+                                 help="Print the version and exit."),
+) -> None:
+    """Find, map and check analogies by structure."""
+    warnings.showwarning = _note_warning
+
+
+def _note_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: Any = None, line: str | None = None) -> None:
+    """A Python warning reaches a user as one line, ``note: …`` (never a source excerpt)."""
+    typer.echo(f"note: {str(message).splitlines()[0] if str(message) else category.__name__}",
+               err=True)
+
+
+# -- loading inputs --------------------------------------------------------------------------
+
+def load_description(path: Path, vocabulary: Vocabulary | None) -> Description:
+    """Read a ``.dgr`` description or a Signature (``.json``/``.yaml``/``.yml``) file."""
+    suffix = path.suffix.lower()
+    if suffix in DGR_SUFFIXES:
+        from analogist.examples import default_sme_vocabulary
+        from analogist.sme.formats import read_dgr
+
+        vocab = vocabulary if vocabulary is not None else default_sme_vocabulary()
+        return read_dgr(path, vocab)
+    if suffix in SIGNATURE_SUFFIXES:
+        if not path.is_file():
+            # Let the reader name the problem (missing file, directory) consistently.
+            from analogist.io import read_text
+
+            read_text(path)
+        try:
+            from analogist.signature import compile_signature, load_signature
+        except ImportError:
+            raise AnalogistError("reading Signature files needs analogist.signature, which "
+                                 "this installation does not have", source=str(path)) from None
+        try:
+            return compile_signature(load_signature(path), vocabulary)
+        except AnalogistError as e:
+            if e.source is None:
+                e.source = str(path)
+            raise
+    raise AnalogistError(
+        f"unknown file type {suffix or '(none)'!r}; expected a .dgr description or a Signature "
+        f"(.json, .yaml, .yml)", source=str(path))
+
+
+
+# -- the analogical memory ------------------------------------------------------------------
+
+STORE_HELP = ("SQLite store file (default: $ANALOGIST_STORE, else "
+              "$XDG_DATA_HOME/analogist/store.db or ~/.local/share/analogist/store.db).")
+NAMESPACE_HELP = "Namespace: a hard partition of the store."
+
+
+def default_store_path() -> Path:
+    import os
+
+    env = os.environ.get("ANALOGIST_STORE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "analogist" / "store.db"
+
+
+def _open_store(store: Path | None) -> Any:
+    from analogist.memory.sqlite import Memory
+
+    path = store or default_store_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return Memory.open(path)
+
+
+def _with_store(store: Path | None, fn: Any) -> Any:
+    """``fn(memory)`` on the opened store; an AnalogistError exits 2 with its message."""
+    try:
+        with _open_store(store) as m:
+            return fn(m)
+    except AnalogistError as e:
+        _fail(str(e))
+
+
+def _records(path: Path) -> list[tuple[str, Any]]:
+    """Signature records in a JSON/YAML file: one object, a list, or {"episodes": [...]}."""
+    from analogist.io import load_structured
+
+    if path.suffix.lower() not in SIGNATURE_SUFFIXES:
+        raise AnalogistError(f"expected a .json, .yaml or .yml file of signatures, got "
+                             f"{path.suffix or 'no extension'!r}", source=str(path))
+    data = load_structured(path)
+    if isinstance(data, dict) and isinstance(data.get("episodes"), list):
+        data = data["episodes"]
+    if isinstance(data, dict):
+        return [(str(path), data)]
+    if isinstance(data, list):
+        return [(f"{path}[{i}]", x) for i, x in enumerate(data)]
+    raise AnalogistError("expected a signature object, a list of them or {\"episodes\": [...]}",
+                         source=str(path))
+
+
+def _load_target(path: Path) -> Any:
+    from analogist.signature import load_signature
+
+    if path.suffix.lower() not in SIGNATURE_SUFFIXES:
+        raise AnalogistError("the target must be a Signature .json, .yaml or .yml file",
+                             source=str(path))
+    return load_signature(path)
+
+
+# -- LLM and writers -------------------------------------------------------------------------------
+
+def _provider(role: str = "writer") -> Any:
+    """The configured LLM provider for ``role``, or None (the LLM is optional)."""
+    from analogist.llm.client import default_provider
+
+    return default_provider(role)
+
+
+def _no_llm_reason() -> str:
+    from analogist.llm.base import NO_LLM_REASON
+
+    return NO_LLM_REASON
+
+
+def _make_writer(writer: str) -> Any:
+    if writer == "deterministic":
+        from analogist.encode.deterministic import DeterministicEncoder
+
+        return DeterministicEncoder()
+    if writer == "llm":
+        provider = _provider()
+        if provider is None:
+            raise AnalogistError("--writer llm: " + _no_llm_reason())
+        from analogist.encode.llm_writer import LLMWriter
+
+        return LLMWriter(provider)
+    raise AnalogistError(f"--writer must be 'deterministic' or 'llm', got {writer!r}")
+
+
+def _read_episode_text(arg: str) -> tuple[str, str]:
+    """``arg`` is a file path (read, size-capped) or the episode text itself."""
+    from analogist.io import read_text
+
+    p = Path(arg)
+    looks_like_path = len(arg) < 4096 and "\n" not in arg
+    try:
+        is_file = looks_like_path and p.is_file()
+    except OSError:                     # e.g. a name too long to be a path: it is the text
+        is_file = False
+    if is_file:
+        return read_text(p), str(p)
+    if looks_like_path and (p.suffix.lower() in (".txt", ".md") or "/" in arg) and \
+            len(arg.split()) == 1:
+        raise AnalogistError("no such file (give a path to a text file, or the text itself)",
+                             source=arg)
+    return arg, "<text>"
+
+
+
+def _episode_id_for(path: Path) -> str:
+    stem = re.sub(r"[^A-Za-z0-9_\-]+", "_", path.stem).strip("_") or "episode"
+    return stem if stem[0].isalpha() else f"ep_{stem}"
+

@@ -1,0 +1,142 @@
+"""``analogist map``: the structure-mapping engine on two description files, rendered as
+tables."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from analogist.cli.base import (
+    _fail,
+    app,
+    load_description,
+)
+from analogist.errors import AnalogistError
+
+if TYPE_CHECKING:
+    from analogist.description import Description
+
+# -- rendering -------------------------------------------------------------------------------
+
+def _sx(x: Any) -> str:
+    return x.sexpr() if hasattr(x, "sexpr") and callable(x.sexpr) else str(x)
+
+
+def _pairs_table(title: str, rows: list[tuple[str, str]], *, base: str, target: str) -> Table:
+    t = Table(title=title, title_justify="left", show_lines=False, expand=False)
+    t.add_column(f"base ({base})", overflow="fold")
+    t.add_column(f"target ({target})", overflow="fold")
+    for b, tg in rows:
+        t.add_row(Text(b), Text(tg))
+    return t
+
+
+def render_result(console: Console, result: Any, base: Description, target: Description) -> None:
+    """Print a :class:`~analogist.sme.MatchResult` as rich tables."""
+    head = Table.grid(padding=(0, 2))
+    head.add_column(style="bold")
+    head.add_column()
+    head.add_row("base", Text(f"{base.name} ({len(base.entities)} entities, "
+                              f"{len(base.expressions)} expressions)"))
+    head.add_row("target", Text(f"{target.name} ({len(target.entities)} entities, "
+                                f"{len(target.expressions)} expressions)"))
+    head.add_row("match hypotheses (MH count)", str(result.mh_count))
+    head.add_row("kernels (kernel count)", str(result.kernel_count))
+    head.add_row("global mappings", str(len(result.mappings)))
+    console.print(head)
+    if not result.mappings:
+        console.print("no mapping found: the descriptions share no alignable structure")
+        return
+    for i, m in enumerate(result.mappings, 1):
+        console.print()
+        console.rule(Text(f"mapping {i}: score {m.score:.4f}, {m.mh_count} match hypotheses"),
+                     align="left")
+        console.print(Text(f"score: {m.score:.6g}"))
+        corr = Table(title="correspondences", title_justify="left")
+        corr.add_column("kind")
+        corr.add_column(f"base ({base.name})", overflow="fold")
+        corr.add_column(f"target ({target.name})", overflow="fold")
+        for b, t in m.entity_pairs:
+            corr.add_row("entity", Text(str(b)), Text(str(t)))
+        for b, t in m.expression_pairs:
+            corr.add_row("expression", Text(_sx(b)), Text(_sx(t)))
+        console.print(corr)
+        console.print(_pairs_table("root matches", [(_sx(b), _sx(t)) for b, t in m.root_pairs],
+                                   base=base.name, target=target.name))
+        cis = Table(title="candidate inferences (base → target)", title_justify="left")
+        cis.add_column("#", justify="right")
+        cis.add_column("inference", overflow="fold")
+        for j, ci in enumerate(m.inferences, 1):
+            cis.add_row(str(j), Text(ci.sexpr))
+        if not m.inferences:
+            cis.add_row("", Text("(none)"))
+        console.print(cis)
+        diffs = [(_sx(b), _sx(t)) for b, t in m.alignable_differences]
+        if diffs:
+            console.print(_pairs_table("alignable differences", diffs, base=base.name,
+                                       target=target.name))
+        else:
+            console.print(Text("alignable differences: (none)"))
+
+
+# -- commands --------------------------------------------------------------------------------
+
+@app.command("map")
+def map_command(
+    base: Path | None = typer.Argument(None, help="Base description: .dgr, or a Signature "
+                                                  ".json/.yaml/.yml file."),
+    target: Path | None = typer.Argument(None, help="Target description (same formats)."),
+    vocab: Path | None = typer.Option(None, "--vocab", help="Vocabulary (.vcb/.json/.yaml); default: "
+                                      "the bundled sys2lang.vcb for .dgr files and the bundled "
+                                      "signature vocabulary for Signature files."),
+    example: str | None = typer.Option(None, "--example",
+                                       help="Map a bundled example instead of files."),
+    list_examples: bool = typer.Option(False, "--list-examples",
+                                       help="List the bundled examples and exit."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON only."),
+) -> None:
+    """Map BASE onto TARGET with the structure-mapping engine and show the global mappings."""
+    from analogist.examples import EXAMPLES, load_example
+
+    if list_examples:
+        if as_json:
+            typer.echo(json.dumps({n: {"base": e.base_file, "target": e.target_file,
+                                       "title": e.title} for n, e in EXAMPLES.items()},
+                                  indent=2))
+        else:
+            t = Table(title="bundled examples", title_justify="left")
+            for col in ("name", "base", "target", "title"):
+                t.add_column(col)
+            for n, e in EXAMPLES.items():
+                t.add_row(n, e.base_file, e.target_file, e.title)
+            Console().print(t)
+        return
+    try:
+        if example is not None:
+            if base is not None or target is not None:
+                _fail("give either --example NAME or BASE and TARGET files, not both")
+            b, t = load_example(example)
+        else:
+            if base is None or target is None:
+                _fail("expected BASE and TARGET files (or --example NAME; see --list-examples)")
+            from analogist.vocabulary import Vocabulary
+
+            vocabulary = Vocabulary.load(vocab) if vocab is not None else None
+            b = load_description(base, vocabulary)
+            t = load_description(target, vocabulary)
+        from analogist.sme import match
+
+        result = match(b, t)
+    except AnalogistError as e:
+        _fail(str(e))
+    if as_json:
+        sys.stdout.write(json.dumps(result.to_json(), indent=2) + "\n")
+        return
+    render_result(Console(), result, b, t)

@@ -1,0 +1,214 @@
+"""The store commands: ``init``, ``add`` (signatures, or texts with ``--from-text``), ``show``,
+``list``, ``delete`` and ``log``."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from analogist.cli.base import (
+    NAMESPACE_HELP,
+    STORE_HELP,
+    _fail,
+    _open_store,
+    _records,
+    _with_store,
+    app,
+    default_store_path,
+)
+from analogist.cli.encode import _encode_files
+from analogist.errors import AnalogistError
+
+
+@app.command("init")
+def init_command(store: Path | None = typer.Option(None, "--store", help=STORE_HELP)) -> None:
+    """Create (or open and migrate) a store."""
+    try:
+        with _open_store(store) as m:
+            typer.echo(f"store {store or default_store_path()} ready "
+                       f"(schema version {m.schema_version()})")
+    except AnalogistError as e:
+        _fail(str(e))
+
+
+@app.command("add")
+def add_command(
+    files: list[Path] = typer.Argument(..., help="Signature files (.json/.yaml/.yml): one "
+                                                 "signature, a list, or {episodes: [...]}."),
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    namespace: str = typer.Option("default", "--namespace", help=NAMESPACE_HELP),
+    batch_size: int = typer.Option(500, "--batch-size", min=1,
+                                   help="Signatures per transaction; a bad record rejects its "
+                                        "whole batch."),
+    embed: bool = typer.Option(True, "--embed/--no-embed",
+                               help="Also store embeddings of the abstract levels L1-L3 (the "
+                                    "offline default embedder; levels an episode lacks are "
+                                    "skipped)."),
+    from_text: bool = typer.Option(False, "--from-text",
+                                   help="The files are episode texts (one episode per file): "
+                                        "write each one's signature first (see --writer)."),
+    writer: str = typer.Option("deterministic", "--writer",
+                               help="With --from-text: deterministic (offline default) or llm."),
+    domain: str | None = typer.Option(None, "--domain",
+                                      help="With --from-text: the episodes' surface domain."),
+) -> None:
+    """Store episodes (bulk, one transaction per batch, with a progress bar)."""
+    from rich.progress import Progress
+
+    from analogist.signature import (
+        check_vocabulary,
+        default_signature_vocabulary,
+        validate_signature,
+    )
+
+    try:
+        sigs = []
+        vocab = default_signature_vocabulary()
+        records: list[tuple[str, Any]] = []
+        proposed: dict[str, dict[str, Any]] = {}
+        if from_text:
+            records = _encode_files(files, writer, domain, proposed)
+        else:
+            for f in files:
+                records.extend(_records(f))
+        for where, rec in records:
+            try:
+                sig = validate_signature(rec, source=where)
+                # unknown relations become proposed terms (with a warning; the writers' own
+                # proposals are recorded below instead); a wrong arity is an error here,
+                # before anything is stored
+                with warnings.catch_warnings():
+                    if from_text:
+                        warnings.simplefilter("ignore")
+                    check_vocabulary(sig, vocab)
+                sigs.append(sig)
+            except AnalogistError as e:
+                if e.source is None:
+                    e = type(e)(e.message, source=where, line=e.line, field=e.field)
+                raise e from None
+        embed_fn = None
+        if embed:
+            from analogist.index.embed import default_embedder
+            from analogist.retrieve import level_embeddings
+
+            embedder = default_embedder()
+
+            def embed_fn(sig: Any) -> Any:
+                return level_embeddings(sig, embedder)
+
+        with _open_store(store) as m, Progress(transient=True) as bar:
+            task = bar.add_task("adding", total=len(sigs))
+            ids = m.add_many(sigs, namespace=namespace, batch_size=batch_size,
+                             progress=lambda n: bar.update(task, completed=n), embed=embed_fn)
+            n_terms = _record_proposed(m, proposed, namespace) if proposed else 0
+    except AnalogistError as e:
+        _fail(str(e))
+    typer.echo(f"added {len(ids)} episode(s) to namespace {namespace!r}"
+               + (f"; {n_terms} proposed term(s) recorded in the vocabulary" if n_terms else ""))
+
+def _record_proposed(m: Any, proposed: dict[str, dict[str, Any]], namespace: str) -> int:
+    """Record writers' new relations in the store's vocab table as ``proposed`` (with their
+    one-line definitions); declared terms are left alone, counts accumulate."""
+    have = {t["name"]: t for t in m.terms(namespace)}
+    n = 0
+    for name, t in sorted(proposed.items()):
+        old = have.get(name)
+        if old is not None and old["status"] != "proposed":
+            continue
+        m.put_term(name, kind="relation" if t["arity"] >= 2 else "attribute", arity=t["arity"],
+                   definition=t["definition"], status="proposed",
+                   count=(old["count"] if old else 0) + t["uses"], namespace=namespace)
+        n += 1
+    return n
+
+@app.command("show")
+def show_command(
+    episode: str = typer.Argument(..., help="Row id or episode id."),
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    namespace: str = typer.Option("default", "--namespace", help=NAMESPACE_HELP),
+    as_json: bool = typer.Option(False, "--json", help="JSON instead of YAML."),
+) -> None:
+    """Print one stored episode."""
+    from analogist.signature import dump_signature
+
+    try:
+        with _open_store(store) as m:
+            key: int | str = int(episode) if episode.isdigit() else episode
+            ep = m.get(key, namespace)
+            if ep is None:
+                raise AnalogistError(f"no episode {episode!r} in namespace {namespace!r}")
+    except AnalogistError as e:
+        _fail(str(e))
+    typer.echo(dump_signature(ep.signature, "json" if as_json else "yaml").rstrip())
+    if ep.superseded_by is not None:
+        typer.echo(f"# superseded by {ep.superseded_by}", err=True)
+
+
+@app.command("list")
+def list_command(
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    namespace: str = typer.Option("default", "--namespace", help=NAMESPACE_HELP),
+    all_: bool = typer.Option(False, "--all", help="Include superseded episodes."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
+) -> None:
+    """List stored episodes."""
+    eps = _with_store(store, lambda m: m.list(namespace, include_superseded=all_))
+    rows = [{"id": e.id, "episode_id": e.episode_id, "kind": e.kind,
+             "domain": e.signature.surface.domain, "superseded_by": e.superseded_by}
+            for e in eps]
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    t = Table(title=f"namespace {namespace!r}: {len(rows)} episode(s)", title_justify="left")
+    for col in ("id", "episode_id", "kind", "domain", "superseded_by"):
+        t.add_column(col)
+    for r in rows:
+        t.add_row(*(str(r[c]) if r[c] is not None else "" for c in r))
+    Console().print(t)
+
+
+@app.command("delete")
+def delete_command(
+    episode: str = typer.Argument(..., help="Row id or episode id."),
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    namespace: str = typer.Option("default", "--namespace", help=NAMESPACE_HELP),
+) -> None:
+    """Delete one stored episode."""
+    try:
+        with _open_store(store) as m:
+            key: int | str = int(episode) if episode.isdigit() else episode
+            if not m.delete(key, namespace):
+                raise AnalogistError(f"no episode {episode!r} in namespace {namespace!r}")
+    except AnalogistError as e:
+        _fail(str(e))
+    typer.echo(f"deleted {episode}")
+
+
+@app.command("log")
+def log_command(
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    namespace: str = typer.Option("default", "--namespace", help=NAMESPACE_HELP),
+    limit: int = typer.Option(20, "--limit", min=1),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
+) -> None:
+    """The latest analogy attempts (every find writes one row)."""
+    rows = _with_store(store, lambda m: m.log(namespace, limit))
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2, default=str))
+        return
+    t = Table(title=f"analogy log, namespace {namespace!r}", title_justify="left")
+    for col in ("id", "created_at", "target", "verdict", "score", "transferred"):
+        t.add_column(col)
+    for r in rows:
+        target = r.get("target") or {}
+        t.add_row(str(r.get("id")), str(r.get("created_at")),
+                  str(target.get("episode_id") if isinstance(target, dict) else target),
+                  str(r.get("verdict")), f"{r['score']:.3f}" if r.get("score") is not None
+                  else "", str(r.get("transferred")))
+    Console().print(t)
