@@ -266,6 +266,23 @@ class _CausalReader:
                         and lk.sign == 1 and lk.connective in ("so", "therefore", "thus")}
         touched = {lk.sent for lk in links}
         out: list[_Link] = []
+        # ", so B" / ", therefore B" the parser did not attach to a clause: the clause before the
+        # comma causes the one after (observed: the text states it)
+        for si, sent in enumerate(sents):
+            if si in touched:
+                continue
+            for t in sent:
+                nxt_w = t.nbor(1).lower_ if t.i + 1 < len(doc) else ""
+                if t.lower_ not in ("so", "therefore", "thus", "hence") or t.i == sent.start \
+                        or doc[t.i - 1].text != "," or nxt_w == "that":
+                    continue
+                before = [c for c in by_sent.get(si, []) if c.tok < t.i]
+                after = [c for c in by_sent.get(si, []) if c.tok > t.i]
+                if before and after:
+                    out.append(_Link(_Node(clause=before[-1].idx), "causes",
+                                     _Node(clause=after[0].idx), 1, "observed", t.lower_, si))
+                    touched.add(si)
+                break
         for si in range(len(sents) - 1):
             prev, nxt = by_sent.get(si, []), by_sent.get(si + 1, [])
             if not prev or not nxt or (si + 1) in touched:

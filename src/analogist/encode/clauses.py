@@ -429,7 +429,8 @@ class _ClauseReader:
                 c.verb = f"{lemma} {c.state}"
             elif pass_toks and not agent:
                 c.state = v.text.lower()
-            elif c.causal is None and not any(ch.dep_ in ("ccomp", "xcomp") for ch in children):
+            elif c.causal is None and not any(ch.dep_ in ("ccomp", "xcomp") and ch.i > v.i
+                                              for ch in children):
                 c.state = lemma if lemma != "be" else None
         if not subjects and c.event_subject is None:
             # "nobody updated the map": kept for its omission state (see _omission_states)

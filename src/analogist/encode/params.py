@@ -48,7 +48,8 @@ class EncoderParams:
             behaviour). Generic is the default because a proposed term per surface verb is what
             kept two stories of one mechanism in two domains from sharing structure (issue 16).
         keep_generic_relations: also write a generic relation that takes part in no causal
-            edge (default: it stays a triple only — it says nothing a mapping could use).
+            edge (default True: a story told without connectives keeps its structure of who
+            acts on whom; False leaves such a clause to the triples only).
         state_threshold: least cosine between a state phrase ("running dry") and an attribute
             definition to type a state atom by the embedder (with ``embed_margin``).
     """
@@ -70,7 +71,7 @@ class EncoderParams:
     tag_style: str = "neutral"
     state_threshold: float = 0.6
     untyped: str = "generic"
-    keep_generic_relations: bool = False
+    keep_generic_relations: bool = True
 
     def __post_init__(self) -> None:
         if self.untyped not in ("generic", "propose"):
