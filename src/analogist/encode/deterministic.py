@@ -110,8 +110,8 @@ Pipeline
    the definition and synonyms (``lexical_threshold``). **Nothing fits** → the vocabulary's
    general fallback term (``EncoderParams.untyped="generic"``, the default): ``acts_on`` /
    ``fails_to_act_on`` (negated) for a relation, ``changes`` / ``inactive`` for a state; the
-   surface verb stays in the triples (``keep_generic_relations=False`` writes a generic relation
-   only where it is an end of a causal edge). With ``untyped="propose"``
+   surface verb stays in the triples, and a generic relation is written only where it is an
+   end of a causal edge (``keep_generic_relations=True`` writes them all). With ``untyped="propose"``
    such a clause becomes a *proposed* term instead (snake-case verb lemma + particle; ``not_``
    prefix when negated; unary proposals always end in ``_state``, so one verb read with one
    argument in one text and two in another never clashes in a batch) with a one-line
