@@ -19,7 +19,7 @@ from analogist.errors import AnalogistError
 from analogist.llm.base import DEFAULT_WRITER
 
 # -- benchmarks ---------------------------------------------------------------------------------
-bench_app = typer.Typer(help="Benchmarks (PARB: seed 000 §14–16, issue 4).", no_args_is_help=True)
+bench_app = typer.Typer(help="Benchmarks: PARB (the project's analogical-reasoning benchmark) and the public analogy benchmarks.", no_args_is_help=True)
 app.add_typer(bench_app, name="bench")
 
 

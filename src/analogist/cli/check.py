@@ -35,7 +35,7 @@ def check_command(
                                                           "analogies in plain text and to "
                                                           "estimate the content share."),
 ) -> None:
-    """Check the historical and classical analogies of a debate turn (seed 003): at least two
+    """Check the historical and classical analogies of a debate turn: at least two
     structural, causally relevant similarities, at least one substantive difference, analogy
     content under ~15% (flagged, not failed). Exit status: 0 when every analogy passes (or there
     is none), 1 when at least one fails, 2 on bad input. A content-share flag alone does not

@@ -27,7 +27,7 @@ def consolidate_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Induce schemas from episodes that map well, merge vocabulary synonyms, report vocabulary
-    health and re-abstract episodes lacking levels (seed 000 §9), in one transaction."""
+    health and re-abstract episodes lacking levels, in one transaction."""
     from analogist.consolidate import consolidate
 
     rep = _with_store(store, lambda m: consolidate(m, namespace, dry_run=dry_run))
@@ -37,7 +37,7 @@ def consolidate_command(
         typer.echo(rep.render())
 
 
-triggers_app = typer.Typer(help="Trigger policy for analogy (seed 000 §10).",
+triggers_app = typer.Typer(help="When to look for an analogy: the trigger policy, checked against an action log and fitted from recorded outcomes.",
                            no_args_is_help=True)
 app.add_typer(triggers_app, name="triggers")
 
@@ -103,7 +103,7 @@ def triggers_fit_command(
                    f"{u['useful_rate']:.2f}, negative transfer {u['negative_rate']:.2f}")
 
 
-plans_app = typer.Typer(help="Role-parameterised plans and macros (seed 000 §12).",
+plans_app = typer.Typer(help="Role-parameterised plans and macros reused through a mapping.",
                         no_args_is_help=True)
 app.add_typer(plans_app, name="plans")
 

@@ -16,7 +16,7 @@ from analogist.cli.base import (
 from analogist.errors import AnalogistError
 
 # -- retrieval evaluation harness (issue 8; seed 002) ------------------------------------------
-eval_app = typer.Typer(help="Retrieval evaluation harness (seed 002): pinned gold sets, repeated "
+eval_app = typer.Typer(help="Retrieval evaluation harness: pinned gold sets, repeated "
                             "runs, paired comparison with a stated noise floor.",
                        no_args_is_help=True)
 app.add_typer(eval_app, name="eval")
@@ -31,7 +31,7 @@ def eval_build_command(
                                             help="Hand-written paraphrase queries: a JSON/YAML "
                                                  "list of {target, text}; machine-checked."),
 ) -> None:
-    """Derive a pinned gold set (categories of seed 002 adapted to analogy) from a store."""
+    """Derive a pinned gold set (the seven query categories, adapted to analogy) from a store."""
     from analogist.bench.harness.cli import eval_build
 
     try:

@@ -24,7 +24,7 @@ from analogist.cli.base import (
 from analogist.errors import AnalogistError
 
 # -- foresight (seed 001, issue 6) -----------------------------------------------------------
-foresight_app = typer.Typer(help="Foresight with historical analogies (seed 001, CANA): "
+foresight_app = typer.Typer(help="Foresight with historical analogies: "
                                  "find analogies by mechanism, confirm hidden factors across "
                                  "independent analogies, write the Structural Analogy Brief.",
                             no_args_is_help=True)
