@@ -22,6 +22,7 @@ request to the model. Each call:
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import json
 import re
@@ -228,7 +229,7 @@ def is_deterministic(temperature: float, seed: int | None) -> bool:
     return temperature == 0 or seed is not None
 
 
-class StructuredProvider:
+class StructuredProvider(abc.ABC):
     """The shared body of every provider (see the module docstring); subclasses set
     :attr:`where` (what error messages name) and implement :meth:`_round`."""
 
@@ -291,10 +292,10 @@ class StructuredProvider:
 
     # -- what a back-end implements ----------------------------------------------------------------
 
+    @abc.abstractmethod
     def _round(self, conversation: list[dict[str, str]], schema: Mapping[str, Any],
                schema_name: str, temp: float, max_tok: int, state: CallState) -> Reply:
         """One request to the model; count its attempts in ``state.attempts``."""
-        raise NotImplementedError
 
     # -- internals -------------------------------------------------------------------------------
 
