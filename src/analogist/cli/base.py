@@ -121,24 +121,6 @@ def _with_store(store: Path | None, fn: Any) -> Any:
         _fail(str(e))
 
 
-def _records(path: Path) -> list[tuple[str, Any]]:
-    """Signature records in a JSON/YAML file: one object, a list, or {"episodes": [...]}."""
-    from analogist.io import load_structured
-
-    if path.suffix.lower() not in SIGNATURE_SUFFIXES:
-        raise AnalogistError(f"expected a .json, .yaml or .yml file of signatures, got "
-                             f"{path.suffix or 'no extension'!r}", source=str(path))
-    data = load_structured(path)
-    if isinstance(data, dict) and isinstance(data.get("episodes"), list):
-        data = data["episodes"]
-    if isinstance(data, dict):
-        return [(str(path), data)]
-    if isinstance(data, list):
-        return [(f"{path}[{i}]", x) for i, x in enumerate(data)]
-    raise AnalogistError("expected a signature object, a list of them or {\"episodes\": [...]}",
-                         source=str(path))
-
-
 def _load_target(path: Path) -> Any:
     from analogist.signature import load_signature
 
