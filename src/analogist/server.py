@@ -46,7 +46,9 @@ from fastapi import Depends, FastAPI, Query, Request
 from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from analogist.app import DEFAULT_WRITER, LIMITS, WRITERS, Analogist, Settings
 from analogist.errors import AnalogistError
@@ -60,6 +62,8 @@ __all__ = ["DEFAULT_MAX_BODY", "DEFAULT_RATE", "ApiError", "create_app", "serve"
 DEFAULT_MAX_BODY = 1_000_000
 DEFAULT_RATE = 600.0
 MAX_BULK = 1000
+MAX_ID = 2 ** 63 - 1
+"""The largest integer id, offset or limit (SQLite's INTEGER range)."""
 
 
 class ApiError(Exception):
@@ -80,7 +84,20 @@ def _err(status: int, type_: str, message: str, field: str | None = None,
 
 # -- request bodies ------------------------------------------------------------------------
 class _Body(BaseModel):
+    """A request body: unknown keys are refused with the valid ones named."""
+
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            extra = [k for k in data if k not in cls.model_fields]
+            if extra:
+                raise PydanticCustomError(
+                    "unknown_key", "unknown key '{key}'; expected one of {valid}",
+                    {"key": str(extra[0])[:100], "valid": ", ".join(cls.model_fields)})
+        return data
 
 
 class Ref(_Body):
@@ -244,7 +261,22 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
     return app
 
 
+_STATUS_TYPES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+                 405: "method_not_allowed", 406: "not_acceptable", 409: "conflict",
+                 413: "request_too_large", 415: "unsupported_media_type",
+                 422: "invalid_request", 429: "rate_limited", 503: "unavailable"}
+
+
+def _loc_field(loc: Any) -> str:
+    """A validation error's location as a dotted field path from the body's root (``query.``
+    and ``path.`` kept, so a parameter is told apart from a body key)."""
+    parts = [str(p) for p in (loc or ()) if p != "body"]
+    return ".".join(parts) or "body"
+
+
 def _install_errors(app: FastAPI) -> None:
+    """One JSON error shape for every error: ``{"error": {"type", "message", "field"}}``."""
+
     @app.exception_handler(ApiError)
     async def _api_error(_: Request, e: ApiError) -> JSONResponse:
         return _err(e.status, e.type, e.message, e.field, e.headers)
@@ -254,6 +286,21 @@ def _install_errors(app: FastAPI) -> None:
         status = 404 if isinstance(e, NotFoundError) else \
             409 if isinstance(e, DuplicateEpisodeError) else 400
         return _err(status, type(e).__name__, str(e), e.field)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, e: StarletteHTTPException) -> JSONResponse:
+        # the framework's own (unknown route, wrong method) and the viewer's errors
+        detail = e.detail if isinstance(e.detail, str) else str(e.detail)
+        field = getattr(e, "field", None)
+        if e.status_code == 404 and detail == "Not Found":
+            detail, field = f"no route {request.url.path[:200]!r}; see /docs", "path"
+        elif e.status_code == 405:
+            detail = f"{request.method} is not allowed on {request.url.path[:200]!r}"
+            field = "method"
+        elif e.status_code == 400 and "parsing the body" in detail:
+            detail, field = "the request body could not be parsed as JSON", "body"
+        return _err(e.status_code, _STATUS_TYPES.get(e.status_code, "error"), detail, field,
+                    getattr(e, "headers", None))
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, e: RequestValidationError) -> JSONResponse:
@@ -267,10 +314,19 @@ def _install_errors(app: FastAPI) -> None:
         msgs = []
         first_field = None
         for x in errs[:5]:
-            loc = ".".join(str(p) for p in x.get("loc", ()) if p != "body") or "body"
+            loc = _loc_field(x.get("loc"))
+            if x.get("type") == "unknown_key":
+                loc = (loc + "." if loc != "body" else "") + str(x["ctx"]["key"])
             first_field = first_field or loc
-            msgs.append(f"{loc}: {x.get('msg')}")
+            msgs.append(f"{loc}: {x.get('msg')}"[:500])
+        if len(errs) > 5:
+            msgs.append(f"and {len(errs) - 5} more")
         return _err(422, "invalid_request", "; ".join(msgs), first_field)
+
+    @app.exception_handler(Exception)
+    async def _internal(_: Request, e: Exception) -> JSONResponse:  # a bug, never bad input
+        return _err(500, "internal", f"internal error ({type(e).__name__}); the server log "
+                    "has the details", None)
 
 
 def _install_middleware(app: FastAPI, svc: _Service, max_body_bytes: int) -> None:
@@ -297,7 +353,8 @@ def _install_middleware(app: FastAPI, svc: _Service, max_body_bytes: int) -> Non
             finally:
                 route = scope.get("route")
                 name = f"{scope['method']} {getattr(route, 'path', 'unmatched')}"
-                svc.metrics.record(name, status["code"], (time.perf_counter() - t0) * 1000)
+                ns = (scope.get("state") or {}).get("metrics_namespace")
+                svc.metrics.record(name, status["code"], (time.perf_counter() - t0) * 1000, ns)
 
     app.add_middleware(_Timing)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
@@ -325,12 +382,13 @@ def _auth(svc: _Service) -> tuple[Callable[..., ApiKey], Any]:
                            f"{wait:.1f} s", None, {"Retry-After": str(max(1, round(wait)))})
         return key
 
-    def namespace_access(namespace: Annotated[str, PathParam(
+    def namespace_access(request: Request, namespace: Annotated[str, PathParam(
             description="The namespace (a hard partition of the store).")],
             key: Annotated[ApiKey, Depends(caller)]) -> str:
         if namespace not in key.namespaces:
             raise ApiError(403, "forbidden", f"this key is not bound to namespace "
                            f"{namespace[:100]!r}", "namespace")
+        request.state.metrics_namespace = namespace      # counted in that namespace's metrics
         return check_namespace(namespace)
 
     return caller, Annotated[str, Depends(namespace_access)]
@@ -363,13 +421,14 @@ def _service_routes(app: FastAPI, svc: _Service, caller: Any) -> None:
                 "version": app.version}
 
     @app.get("/v1/metrics", tags=["service"],
-             summary="Request counts, errors and latency percentiles per route (any valid key).")
+             summary="Request counts, errors and latency percentiles per route, over the "
+                     "key's namespaces (an admin key: over all requests).")
     def metrics(key: Annotated[ApiKey, Depends(caller)]) -> dict[str, Any]:
-        return svc.metrics.snapshot()
+        return svc.metrics.snapshot(None if key.admin else key.namespaces)
 
     @app.get("/v1/whoami", tags=["service"], summary="The calling key's name and namespaces.")
     def whoami(key: Annotated[ApiKey, Depends(caller)]) -> dict[str, Any]:
-        return {"name": key.name, "namespaces": sorted(key.namespaces)}
+        return {"name": key.name, "namespaces": sorted(key.namespaces), "admin": key.admin}
 
 
 def _episode_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803 - a type
@@ -387,7 +446,7 @@ def _episode_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803
 
     @app.get(P + "/episodes", tags=["episodes"], summary="List episodes in id order.")
     def list_episodes(ns: NS, limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-                      offset: Annotated[int, Query(ge=0)] = 0,
+                      offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
                       include_superseded: bool = False, full: bool = False) -> dict[str, Any]:
         m = svc.app.memory()
         eps = m.list(ns, include_superseded=include_superseded, limit=limit, offset=offset)
@@ -502,7 +561,8 @@ def _job_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803 - a
         return {"namespace": ns, "runs": svc.app.memory().eval_runs(ns)}
 
     @app.get(P + "/eval/runs/{run_id}", tags=["jobs"], summary="One stored eval run in full.")
-    def eval_run_get(ns: NS, run_id: int) -> dict[str, Any]:
+    def eval_run_get(ns: NS, run_id: Annotated[int, PathParam(ge=1, le=MAX_ID)]
+                     ) -> dict[str, Any]:
         r = svc.app.memory().eval_run(ns, run_id)
         if r is None:
             raise ApiError(404, "not_found", f"no eval run {run_id} in namespace {ns!r}",
