@@ -46,6 +46,7 @@ from fastapi import Depends, FastAPI, Query, Request
 from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -56,6 +57,14 @@ from analogist.llm.base import NO_LLM_REASON
 from analogist.memory.sqlite import DuplicateEpisodeError, NotFoundError
 from analogist.service.keys import ApiKey, KeyStore, check_namespace
 from analogist.service.runtime import BodyLimit, Jobs, Metrics, RateLimiter
+from analogist.service.sessions import (
+    COOKIE,
+    CSRF_HEADER,
+    DEFAULT_TTL,
+    Session,
+    Sessions,
+    same_origin,
+)
 
 __all__ = ["DEFAULT_MAX_BODY", "DEFAULT_RATE", "ApiError", "create_app", "serve"]
 
@@ -157,6 +166,10 @@ class EncodeBody(_Body):
     store: bool = True
 
 
+class SignInBody(_Body):
+    key: str = Field(..., min_length=1, max_length=300, description="An API key.")
+
+
 class EvalBody(_Body):
     gold: dict[str, Any]
     retriever: Literal["fused", "structural", "surface", "associative"] = "structural"
@@ -167,13 +180,15 @@ class EvalBody(_Body):
 class _Service:
     """The application layer plus what only a server has: keys, limits, metrics, jobs."""
 
-    def __init__(self, app: Analogist, max_body: int, rate: float, job_workers: int) -> None:
+    def __init__(self, app: Analogist, max_body: int, rate: float, job_workers: int,
+                 session_ttl: float) -> None:
         self.app = app
         self.store_path = str(app.settings.store)
         self.max_body = max_body
         self.limiter = RateLimiter(rate)
         self.metrics = Metrics()
         self.jobs = Jobs(workers=job_workers)
+        self.sessions = Sessions(ttl=session_ttl)
         self.local = threading.local()
 
     def keys(self) -> KeyStore:
@@ -214,7 +229,8 @@ def _field_error(e: AnalogistError, prefix: str) -> ApiError:
 # -- the app -------------------------------------------------------------------------------
 def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY,
                rate_per_minute: float = DEFAULT_RATE, job_workers: int = 2,
-               mount_viewer: bool = True, settings: Settings | None = None) -> FastAPI:
+               mount_viewer: bool = True, settings: Settings | None = None,
+               session_ttl: float = DEFAULT_TTL) -> FastAPI:
     """The FastAPI app over the store at ``store_path`` (created when missing).
 
     Args:
@@ -227,6 +243,7 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
         mount_viewer: mount ``analogist.viewer``'s router when that package is importable.
         settings: the application settings (default: :meth:`Settings.from_env`); their store
             is replaced by ``store_path``.
+        session_ttl: the life in seconds of a viewer sign-in (a session cookie).
     """
     if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int) \
             or max_body_bytes < 1:
@@ -235,7 +252,7 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
         replace(settings, store=str(store_path))
     domain = Analogist(settings)
     domain.memory().ensure_service_tables()      # create / migrate before serving
-    svc = _Service(domain, max_body_bytes, float(rate_per_minute), job_workers)
+    svc = _Service(domain, max_body_bytes, float(rate_per_minute), job_workers, session_ttl)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> Any:
@@ -360,27 +377,20 @@ def _install_middleware(app: FastAPI, svc: _Service, max_body_bytes: int) -> Non
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
 
 
+_BEARER = HTTPBearer(auto_error=False, scheme_name="bearer", bearerFormat="ak_<id>.<secret>",
+                     description="An API key from 'analogist keys add', as "
+                                 "'Authorization: Bearer ak_…'.")
+_API_KEY = APIKeyHeader(name="X-API-Key", auto_error=False, scheme_name="apiKey",
+                        description="The same API key in an 'X-API-Key' header.")
+
+
 def _auth(svc: _Service) -> tuple[Callable[..., ApiKey], Any]:
     """The caller dependency (key, then rate) and the namespace-access type ``NS``."""
 
-    def caller(request: Request) -> ApiKey:
-        auth = request.headers.get("authorization", "")
-        token = auth[7:].strip() if auth.lower().startswith("bearer ") else \
-            request.headers.get("x-api-key")
-        if not token:
-            raise ApiError(401, "unauthorized", "an API key is required: send 'Authorization: "
-                           "Bearer <key>' or 'X-API-Key: <key>' (make one with 'analogist keys "
-                           "add')", "authorization", {"WWW-Authenticate": "Bearer"})
-        key = svc.keys().verify(token)
-        if key is None:
-            raise ApiError(401, "unauthorized", "the API key is not valid (unknown, malformed "
-                           "or revoked)", "authorization", {"WWW-Authenticate": "Bearer"})
-        ok, wait = svc.limiter.allow(key.key_id)
-        if not ok:
-            raise ApiError(429, "rate_limited", f"rate limit of {svc.limiter.rate * 60:g} "
-                           f"requests per minute exceeded for key {key.name!r}; retry in "
-                           f"{wait:.1f} s", None, {"Retry-After": str(max(1, round(wait)))})
-        return key
+    def caller(request: Request,
+               bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)],
+               api_key: Annotated[str | None, Depends(_API_KEY)]) -> ApiKey:
+        return _verify_header(svc, request)
 
     def namespace_access(request: Request, namespace: Annotated[str, PathParam(
             description="The namespace (a hard partition of the store).")],
@@ -392,6 +402,36 @@ def _auth(svc: _Service) -> tuple[Callable[..., ApiKey], Any]:
         return check_namespace(namespace)
 
     return caller, Annotated[str, Depends(namespace_access)]
+
+
+def _header_token(request: Request) -> str | None:
+    auth = request.headers.get("authorization", "")
+    return auth[7:].strip() if auth.lower().startswith("bearer ") else \
+        request.headers.get("x-api-key")
+
+
+def _verify_header(svc: _Service, request: Request) -> ApiKey:
+    """The key of the request's ``Authorization: Bearer`` or ``X-API-Key`` header, rate
+    limited; 401 / 429 otherwise."""
+    token = _header_token(request)
+    if not token:
+        raise ApiError(401, "unauthorized", "an API key is required: send 'Authorization: "
+                       "Bearer <key>' or 'X-API-Key: <key>' (make one with 'analogist keys "
+                       "add')", "authorization", {"WWW-Authenticate": "Bearer"})
+    key = svc.keys().verify(token)
+    if key is None:
+        raise ApiError(401, "unauthorized", "the API key is not valid (unknown, malformed "
+                       "or revoked)", "authorization", {"WWW-Authenticate": "Bearer"})
+    _rate(svc, key)
+    return key
+
+
+def _rate(svc: _Service, key: ApiKey) -> None:
+    ok, wait = svc.limiter.allow(key.key_id)
+    if not ok:
+        raise ApiError(429, "rate_limited", f"rate limit of {svc.limiter.rate * 60:g} "
+                       f"requests per minute exceeded for key {key.name!r}; retry in "
+                       f"{wait:.1f} s", None, {"Retry-After": str(max(1, round(wait)))})
 
 
 def _sig_of(svc: _Service, ref: Ref, ns: str, field: str) -> Any:
@@ -579,15 +619,100 @@ def _job_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803 - a
 
 
 def _mount_viewer(app: FastAPI, svc: _Service, caller: Any) -> None:
-    """The mapping viewer, when installed, under /viewer with the caller's namespaces as its
-    guard."""
+    """The mapping viewer, when installed, under /viewer: its page opens in a browser, signs in
+    with a key (``/viewer/session``, a session cookie; see :mod:`analogist.service.sessions`)
+    and reads through the session or, for API clients, a key header."""
     try:
         from analogist.viewer import viewer_router  # an optional part of the package
     except ImportError:
         return
 
-    def namespace_guard(key: Annotated[ApiKey, Depends(caller)]) -> set[str]:
-        return set(key.namespaces)
+    def signed_in(request: Request) -> tuple[Session, ApiKey] | None:
+        """The request's live session and its key as it stands now, or None."""
+        sid = request.cookies.get(COOKIE)
+        sess = svc.sessions.get(sid)
+        if sess is None:
+            return None
+        key = svc.keys().active(sess.key_id)
+        if key is None:                       # revoked since sign-in: the session ends
+            svc.sessions.end(sid)
+            return None
+        return sess, key
+
+    def namespace_guard(request: Request) -> set[str]:
+        if _header_token(request):
+            allowed = set(_verify_header(svc, request).namespaces)
+        else:
+            got = signed_in(request)
+            if got is None:
+                raise ApiError(401, "unauthorized", "sign in on /viewer with an API key, or "
+                               "send it as 'Authorization: Bearer <key>'", "authorization",
+                               {"WWW-Authenticate": "Bearer"})
+            sess, key = got
+            _rate(svc, key)
+            allowed = set(sess.namespaces & key.namespaces)
+        ns = request.query_params.get("namespace")
+        if ns in allowed:
+            request.state.metrics_namespace = ns
+        return allowed
+
+    def cookie(request: Request, value: str, max_age: int) -> str:
+        secure = "; Secure" if request.url.scheme == "https" else ""
+        return (f"{COOKIE}={value}; Path=/viewer; HttpOnly; SameSite=Strict; "
+                f"Max-Age={max_age}{secure}")
+
+    def check_origin(request: Request) -> None:
+        if not same_origin(request.headers, request.url.scheme, request.headers.get("host")):
+            raise ApiError(403, "forbidden", "cross-site request refused: sign in and out "
+                           "from this server's own /viewer page", "origin")
+
+    @app.get("/viewer/session", tags=["viewer"],
+             summary="The viewer's signed-in session: name, namespaces, CSRF token (401 when "
+                     "signed out).")
+    def session_get(request: Request) -> dict[str, Any]:
+        got = signed_in(request)
+        if got is None:
+            raise ApiError(401, "unauthorized", "not signed in", "session")
+        sess, key = got
+        return sess.to_json(sess.namespaces & key.namespaces)
+
+    @app.post("/viewer/session", tags=["viewer"],
+              summary="Sign in to the viewer with an API key (JSON body, same origin); sets "
+                      "an HttpOnly, SameSite=Strict session cookie.")
+    def session_post(request: Request, body: SignInBody) -> JSONResponse:
+        check_origin(request)
+        client = request.client.host if request.client else "?"
+        ok, wait = svc.limiter.allow("sign-in:" + client)
+        if not ok:
+            raise ApiError(429, "rate_limited", f"too many sign-in attempts; retry in "
+                           f"{wait:.1f} s", None, {"Retry-After": str(max(1, round(wait)))})
+        key = svc.keys().verify(body.key.strip())
+        if key is None:
+            raise ApiError(401, "unauthorized", "the API key is not valid (unknown, malformed "
+                           "or revoked)", "key")
+        if not key.namespaces:
+            raise ApiError(403, "forbidden", f"key {key.name!r} is bound to no namespace, so "
+                           "there is nothing to view", "key")
+        svc.sessions.end(request.cookies.get(COOKIE))      # a fresh id at every sign-in
+        sid, sess = svc.sessions.create(key.key_id, key.name, key.namespaces)
+        return JSONResponse(sess.to_json(sess.namespaces),
+                            headers={"Set-Cookie": cookie(request, sid, int(svc.sessions.ttl)),
+                                     "Cache-Control": "no-store"})
+
+    @app.delete("/viewer/session", tags=["viewer"],
+                summary="Sign out (needs the session's CSRF token in 'X-CSRF-Token').")
+    def session_delete(request: Request) -> JSONResponse:
+        check_origin(request)
+        sid = request.cookies.get(COOKIE)
+        sess = svc.sessions.get(sid)
+        if sess is not None:
+            if not svc.sessions.check_csrf(sess, request.headers.get(CSRF_HEADER)):
+                raise ApiError(403, "forbidden", "missing or wrong CSRF token: send the "
+                               "session's csrf_token in an 'X-CSRF-Token' header", "x-csrf-token")
+            svc.sessions.end(sid)
+        return JSONResponse({"signed_in": False},
+                            headers={"Set-Cookie": cookie(request, "", 0),
+                                     "Cache-Control": "no-store"})
 
     app.include_router(viewer_router(svc.store_path, namespace_guard=namespace_guard))
     try:

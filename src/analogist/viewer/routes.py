@@ -3,7 +3,9 @@
 Routes (all under ``/viewer``):
 
 * ``GET /viewer`` — the page (``static/index.html``); ``GET /viewer/static/{name}`` its script
-  and style sheet (served from the package; nothing from the network);
+  and style sheet (served from the package; nothing from the network). Neither holds data, so
+  neither needs the guard: a plain browser visit gets the page, which signs in when the server
+  offers ``/viewer/session`` (:mod:`analogist.server`) and reads only through the API below;
 * ``GET /viewer/api/casebook[?namespace=NS]`` — the episodes the page can map: the store's
   episodes in ``NS`` when the router has a store, else the bundled casebook;
 * ``GET /viewer/api/map?source=ID&target=ID[&namespace=NS]`` — :func:`map_payload`;
@@ -59,6 +61,13 @@ def _ns() -> Any:
     return Query("default", min_length=1, max_length=100)
 
 BRIEF_CACHE_SIZE = 16
+
+# the page runs only its own script and style, is never framed, and sends no referrer
+_PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
+                               "frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store",
+}
 
 
 def _static(name: str) -> str:
@@ -152,12 +161,14 @@ def viewer_router(store_path: StoreSpec = None, *,
                 out.append(row.signature)
         return out, cb["vocab"]
 
+    # the page and its files hold no data, so a plain visit gets them (and the sign-in form);
+    # everything under /viewer/api goes through the guard
     @router.get("", response_class=HTMLResponse, include_in_schema=False)
-    def page(allowed: Any = Depends(guard)) -> HTMLResponse:
-        return HTMLResponse(_static("index.html"))
+    def page() -> HTMLResponse:
+        return HTMLResponse(_static("index.html"), headers=_PAGE_HEADERS)
 
     @router.get("/static/{name}", include_in_schema=False)
-    def static(name: str, allowed: Any = Depends(guard)) -> Response:
+    def static(name: str) -> Response:
         if name not in _STATIC:
             raise ViewerError(404, f"no static file {name[:100]!r}; expected one of "
                                    f"{', '.join(sorted(_STATIC))}", "name")
