@@ -1092,14 +1092,18 @@ class Memory:
     def get_many(self, ids: Iterable[int], namespace: str = "default"
                  ) -> dict[int, StoredEpisode]:
         """The episodes of ``namespace`` among row ids ``ids`` (absent ones are left out), read
-        in one query per 500 ids."""
+        in one query per 500 ids.
+
+        (Here and in :meth:`heads` and :meth:`surface_words`, ``+namespace`` keeps SQLite off the
+        ``(namespace, superseded_by)`` index, which it would otherwise pick for a bound namespace
+        and walk every row of the namespace; the ids go by primary key.)"""
         ns = _namespace(namespace)
         want = builtins.list(dict.fromkeys(int(i) for i in ids))
         out: dict[int, StoredEpisode] = {}
         for start in range(0, len(want), 500):
             chunk = want[start:start + 500]
             for r in self.conn.execute(
-                    f"SELECT {self._COLS} FROM signatures WHERE namespace = ? AND id IN "
+                    f"SELECT {self._COLS} FROM signatures WHERE +namespace = ? AND id IN "
                     f"({','.join('?' * len(chunk))})", (ns, *chunk)):
                 out[int(r[0])] = self._row(r)
         return out
@@ -1114,7 +1118,7 @@ class Memory:
         for start in range(0, len(want), 500):
             chunk = want[start:start + 500]
             for sid, eid, sup in self.conn.execute(
-                    f"SELECT id, episode_id, superseded_by FROM signatures WHERE namespace = ? "
+                    f"SELECT id, episode_id, superseded_by FROM signatures WHERE +namespace = ? "
                     f"AND id IN ({','.join('?' * len(chunk))})", (ns, *chunk)):
                 out[int(sid)] = (eid, None if sup is None else int(sup))
         return out
@@ -1149,7 +1153,7 @@ class Memory:
         for start in range(0, len(want), 500):
             chunk = want[start:start + 500]
             take(self.conn.execute(
-                f"SELECT {cols} FROM signatures WHERE namespace = ? AND id IN "
+                f"SELECT {cols} FROM signatures WHERE +namespace = ? AND id IN "
                 f"({','.join('?' * len(chunk))})", (ns, *chunk)))
         return out
 
