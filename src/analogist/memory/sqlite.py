@@ -62,10 +62,12 @@ Guarantees
 from __future__ import annotations
 
 import builtins
+import gc
 import json
 import math
 import re
 import sqlite3
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -469,6 +471,13 @@ def _prepare(record: Any, features: Any = None, embeddings: Any = None) -> _Prep
     return _Prepared(sig, text, feats, tuple(vectors), " ".join(sorted(surface_tokens(sig))))
 
 
+def _with_embeddings(p: _Prepared, embeddings: Any) -> _Prepared:
+    """``p`` with the vectors of ``embeddings`` beside its content counts (its signature is
+    already validated)."""
+    return _Prepared(p.sig, p.text, p.features, (p.vectors[0], *_embedding_rows(embeddings)),
+                     p.surface)
+
+
 MAX_ID = 2 ** 63 - 1
 """Largest integer SQLite stores (ids, limits, offsets, counts beyond it are refused)."""
 
@@ -548,6 +557,34 @@ def _transfer_values(item: Any, action: Any, analogy_result: Any, counterfactual
     else:
         verdict = "better" if (a > cf) == higher_is_better else "worse"
     return item, action, a, cf, higher_is_better, verdict
+
+
+# -- collector pauses ----------------------------------------------------------------------
+_GC_LOCK = threading.Lock()
+_GC_PAUSES = 0
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a bulk add prepares a batch.
+
+    A batch holds thousands of freshly validated signatures (acyclic objects: nothing for the
+    collector to free), and with the collector on, its full passes rescan them again and again,
+    which costs more than the validation. Pauses nest and overlap across threads; the collector
+    comes back on when the last pause ends, if it was on before the first."""
+    global _GC_PAUSES
+    with _GC_LOCK:
+        if _GC_PAUSES == 0:
+            _collector_paused.was_enabled = gc.isenabled()  # type: ignore[attr-defined]
+            gc.disable()
+        _GC_PAUSES += 1
+    try:
+        yield
+    finally:
+        with _GC_LOCK:
+            _GC_PAUSES -= 1
+            if _GC_PAUSES == 0 and _collector_paused.was_enabled:  # type: ignore[attr-defined]
+                gc.enable()
 
 
 # -- the store -----------------------------------------------------------------------------
@@ -800,23 +837,24 @@ class Memory:
                 progress(len(ids))
 
         seen: dict[str, int] = {}
-        for i, rec in enumerate(sigs):
-            try:
-                p = _prepare(rec)
-                if embed is not None:
-                    p = _prepare(p.sig, p.features, embed(p.sig))
-            except AnalogistError as e:
-                raise _at(e, i) from None
-            first = seen.get(p.sig.episode_id)
-            if first is not None:
-                raise DuplicateEpisodeError(
-                    f"record {i}: episode {p.sig.episode_id!r} repeats record {first}",
-                    field=f"records[{i}].episode_id")
-            seen[p.sig.episode_id] = i
-            batch.append((i, p))
-            if len(batch) >= batch_size:
-                flush()
-        flush()
+        with _collector_paused():
+            for i, rec in enumerate(sigs):
+                try:
+                    p = _prepare(rec)
+                    if embed is not None:
+                        p = _with_embeddings(p, embed(p.sig))
+                except AnalogistError as e:
+                    raise _at(e, i) from None
+                first = seen.get(p.sig.episode_id)
+                if first is not None:
+                    raise DuplicateEpisodeError(
+                        f"record {i}: episode {p.sig.episode_id!r} repeats record {first}",
+                        field=f"records[{i}].episode_id")
+                seen[p.sig.episode_id] = i
+                batch.append((i, p))
+                if len(batch) >= batch_size:
+                    flush()
+            flush()
         return ids
 
     def delete(self, key: int | str, namespace: str = "default") -> bool:
@@ -1054,14 +1092,18 @@ class Memory:
     def get_many(self, ids: Iterable[int], namespace: str = "default"
                  ) -> dict[int, StoredEpisode]:
         """The episodes of ``namespace`` among row ids ``ids`` (absent ones are left out), read
-        in one query per 500 ids."""
+        in one query per 500 ids.
+
+        (Here and in :meth:`heads` and :meth:`surface_words`, ``+namespace`` keeps SQLite off the
+        ``(namespace, superseded_by)`` index, which it would otherwise pick for a bound namespace
+        and walk every row of the namespace; the ids go by primary key.)"""
         ns = _namespace(namespace)
         want = builtins.list(dict.fromkeys(int(i) for i in ids))
         out: dict[int, StoredEpisode] = {}
         for start in range(0, len(want), 500):
             chunk = want[start:start + 500]
             for r in self.conn.execute(
-                    f"SELECT {self._COLS} FROM signatures WHERE namespace = ? AND id IN "
+                    f"SELECT {self._COLS} FROM signatures WHERE +namespace = ? AND id IN "
                     f"({','.join('?' * len(chunk))})", (ns, *chunk)):
                 out[int(r[0])] = self._row(r)
         return out
@@ -1076,7 +1118,7 @@ class Memory:
         for start in range(0, len(want), 500):
             chunk = want[start:start + 500]
             for sid, eid, sup in self.conn.execute(
-                    f"SELECT id, episode_id, superseded_by FROM signatures WHERE namespace = ? "
+                    f"SELECT id, episode_id, superseded_by FROM signatures WHERE +namespace = ? "
                     f"AND id IN ({','.join('?' * len(chunk))})", (ns, *chunk)):
                 out[int(sid)] = (eid, None if sup is None else int(sup))
         return out
@@ -1111,7 +1153,7 @@ class Memory:
         for start in range(0, len(want), 500):
             chunk = want[start:start + 500]
             take(self.conn.execute(
-                f"SELECT {cols} FROM signatures WHERE namespace = ? AND id IN "
+                f"SELECT {cols} FROM signatures WHERE +namespace = ? AND id IN "
                 f"({','.join('?' * len(chunk))})", (ns, *chunk)))
         return out
 
