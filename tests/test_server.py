@@ -126,9 +126,36 @@ def test_health_and_openapi_document_every_route(env):
               "/v1/health", "/v1/metrics"):
         assert p in paths, p
     m = c.get("/v1/metrics", headers=H(env)).json()
-    assert m["requests"] >= 2 and "POST /v1/ns/{namespace}/episodes/bulk" in m["routes"]
+    assert m["requests"] >= 1 and "POST /v1/ns/{namespace}/episodes/bulk" in m["routes"]
     assert m["routes"]["POST /v1/ns/{namespace}/episodes/bulk"]["latency_ms"]["p50"] > 0
     assert c.get("/v1/whoami", headers=H(env, "ab")).json()["namespaces"] == ["alpha", "beta"]
+
+
+def test_metrics_are_scoped_to_the_keys_namespaces(env, tmp_path):
+    """A key sees the request counts of its own namespaces only; an admin key sees all."""
+    from analogist.server import create_app
+
+    store = tmp_path / "m.db"
+    ka, kb = keys_add(store, "ka", ["alpha"]), keys_add(store, "kb", ["beta"])
+    adm = keys_add(store, "ops", [], admin=True)
+    with _Server(create_app(store, rate_per_minute=0)) as srv, \
+            httpx.Client(base_url=srv.url, timeout=60) as c:
+        for _ in range(3):
+            assert c.get("/v1/ns/beta/episodes", headers={"X-API-Key": kb}).status_code == 200
+        assert c.get("/v1/ns/alpha/episodes", headers={"X-API-Key": ka}).status_code == 200
+        assert c.get("/v1/ns/beta/episodes", headers={"X-API-Key": ka}).status_code == 403
+        ma = c.get("/v1/metrics", headers={"X-API-Key": ka}).json()
+        assert ma["scope"] == "namespaces" and ma["namespaces"] == ["alpha"]
+        assert ma["routes"]["GET /v1/ns/{namespace}/episodes"]["count"] == 1
+        assert ma["requests"] == 1                       # beta's 3 and the refused one: unseen
+        mb = c.get("/v1/metrics", headers={"X-API-Key": kb}).json()
+        assert mb["routes"]["GET /v1/ns/{namespace}/episodes"]["count"] == 3
+        m = c.get("/v1/metrics", headers={"X-API-Key": adm}).json()
+        assert m["scope"] == "admin"
+        ep = m["routes"]["GET /v1/ns/{namespace}/episodes"]
+        assert ep["count"] == 5 and ep["status"] == {"200": 4, "403": 1}
+        assert c.get("/v1/whoami", headers={"X-API-Key": adm}).json()["admin"] is True
+        assert c.get("/v1/ns/alpha/episodes", headers={"X-API-Key": adm}).status_code == 403
 
 
 def test_missing_wrong_and_revoked_keys_are_401(env):

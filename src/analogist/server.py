@@ -51,7 +51,10 @@ from fastapi import Depends, FastAPI, Query, Request
 from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from analogist.app import DEFAULT_WRITER, LIMITS, WRITERS, Analogist, Settings
 from analogist.errors import AnalogistError
@@ -60,12 +63,22 @@ from analogist.memory.sqlite import DuplicateEpisodeError, NotFoundError
 from analogist.service.admission import Admission, Busy
 from analogist.service.keys import ApiKey, KeyStore, check_namespace
 from analogist.service.runtime import BodyLimit, Jobs, Metrics, RateLimiter
+from analogist.service.sessions import (
+    COOKIE,
+    CSRF_HEADER,
+    DEFAULT_TTL,
+    Session,
+    Sessions,
+    same_origin,
+)
 
 __all__ = ["DEFAULT_MAX_BODY", "DEFAULT_RATE", "ApiError", "create_app", "serve"]
 
 DEFAULT_MAX_BODY = 1_000_000
 DEFAULT_RATE = 600.0
 MAX_BULK = 1000
+MAX_ID = 2 ** 63 - 1
+"""The largest integer id, offset or limit (SQLite's INTEGER range)."""
 
 
 class ApiError(Exception):
@@ -86,7 +99,20 @@ def _err(status: int, type_: str, message: str, field: str | None = None,
 
 # -- request bodies ------------------------------------------------------------------------
 class _Body(BaseModel):
+    """A request body: unknown keys are refused with the valid ones named."""
+
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            extra = [k for k in data if k not in cls.model_fields]
+            if extra:
+                raise PydanticCustomError(
+                    "unknown_key", "unknown key '{key}'; expected one of {valid}",
+                    {"key": str(extra[0])[:100], "valid": ", ".join(cls.model_fields)})
+        return data
 
 
 class Ref(_Body):
@@ -146,6 +172,10 @@ class EncodeBody(_Body):
     store: bool = True
 
 
+class SignInBody(_Body):
+    key: str = Field(..., min_length=1, max_length=300, description="An API key.")
+
+
 class EvalBody(_Body):
     gold: dict[str, Any]
     retriever: Literal["fused", "structural", "surface", "associative"] = "structural"
@@ -157,7 +187,7 @@ class _Service:
     """The application layer plus what only a server has: keys, limits, metrics, jobs."""
 
     def __init__(self, app: Analogist, max_body: int, rate: float, job_workers: int,
-                 admission: Admission | None = None) -> None:
+                 session_ttl: float, admission: Admission | None = None) -> None:
         self.app = app
         self.admission = admission or Admission()
         self.store_path = str(app.settings.store)
@@ -165,6 +195,7 @@ class _Service:
         self.limiter = RateLimiter(rate)
         self.metrics = Metrics()
         self.jobs = Jobs(workers=job_workers)
+        self.sessions = Sessions(ttl=session_ttl)
         self.local = threading.local()
 
     def keys(self) -> KeyStore:
@@ -221,7 +252,8 @@ def _field_error(e: AnalogistError, prefix: str) -> ApiError:
 def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY,
                rate_per_minute: float = DEFAULT_RATE, job_workers: int = 2,
                mount_viewer: bool = True, settings: Settings | None = None,
-               workers: int | None = None, queue: int = 256) -> FastAPI:
+               session_ttl: float = DEFAULT_TTL, workers: int | None = None,
+               queue: int = 256) -> FastAPI:
     """The FastAPI app over the store at ``store_path`` (created when missing).
 
     Args:
@@ -237,6 +269,7 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
         mount_viewer: mount ``analogist.viewer``'s router when that package is importable.
         settings: the application settings (default: :meth:`Settings.from_env`); their store
             is replaced by ``store_path``.
+        session_ttl: the life in seconds of a viewer sign-in (a session cookie).
     """
     if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int) \
             or max_body_bytes < 1:
@@ -245,7 +278,7 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
         replace(settings, store=str(store_path))
     domain = Analogist(settings)
     domain.memory().ensure_service_tables()      # create / migrate before serving
-    svc = _Service(domain, max_body_bytes, float(rate_per_minute), job_workers,
+    svc = _Service(domain, max_body_bytes, float(rate_per_minute), job_workers, session_ttl,
                    Admission(workers, queue))
 
     @contextlib.asynccontextmanager
@@ -272,7 +305,22 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
     return app
 
 
+_STATUS_TYPES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+                 405: "method_not_allowed", 406: "not_acceptable", 409: "conflict",
+                 413: "request_too_large", 415: "unsupported_media_type",
+                 422: "invalid_request", 429: "rate_limited", 503: "unavailable"}
+
+
+def _loc_field(loc: Any) -> str:
+    """A validation error's location as a dotted field path from the body's root (``query.``
+    and ``path.`` kept, so a parameter is told apart from a body key)."""
+    parts = [str(p) for p in (loc or ()) if p != "body"]
+    return ".".join(parts) or "body"
+
+
 def _install_errors(app: FastAPI) -> None:
+    """One JSON error shape for every error: ``{"error": {"type", "message", "field"}}``."""
+
     @app.exception_handler(ApiError)
     async def _api_error(_: Request, e: ApiError) -> JSONResponse:
         return _err(e.status, e.type, e.message, e.field, e.headers)
@@ -282,6 +330,21 @@ def _install_errors(app: FastAPI) -> None:
         status = 404 if isinstance(e, NotFoundError) else \
             409 if isinstance(e, DuplicateEpisodeError) else 400
         return _err(status, type(e).__name__, str(e), e.field)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, e: StarletteHTTPException) -> JSONResponse:
+        # the framework's own (unknown route, wrong method) and the viewer's errors
+        detail = e.detail if isinstance(e.detail, str) else str(e.detail)
+        field = getattr(e, "field", None)
+        if e.status_code == 404 and detail == "Not Found":
+            detail, field = f"no route {request.url.path[:200]!r}; see /docs", "path"
+        elif e.status_code == 405:
+            detail = f"{request.method} is not allowed on {request.url.path[:200]!r}"
+            field = "method"
+        elif e.status_code == 400 and "parsing the body" in detail:
+            detail, field = "the request body could not be parsed as JSON", "body"
+        return _err(e.status_code, _STATUS_TYPES.get(e.status_code, "error"), detail, field,
+                    getattr(e, "headers", None))
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, e: RequestValidationError) -> JSONResponse:
@@ -295,10 +358,19 @@ def _install_errors(app: FastAPI) -> None:
         msgs = []
         first_field = None
         for x in errs[:5]:
-            loc = ".".join(str(p) for p in x.get("loc", ()) if p != "body") or "body"
+            loc = _loc_field(x.get("loc"))
+            if x.get("type") == "unknown_key":
+                loc = (loc + "." if loc != "body" else "") + str(x["ctx"]["key"])
             first_field = first_field or loc
-            msgs.append(f"{loc}: {x.get('msg')}")
+            msgs.append(f"{loc}: {x.get('msg')}"[:500])
+        if len(errs) > 5:
+            msgs.append(f"and {len(errs) - 5} more")
         return _err(422, "invalid_request", "; ".join(msgs), first_field)
+
+    @app.exception_handler(Exception)
+    async def _internal(_: Request, e: Exception) -> JSONResponse:  # a bug, never bad input
+        return _err(500, "internal", f"internal error ({type(e).__name__}); the server log "
+                    "has the details", None)
 
 
 def _install_middleware(app: FastAPI, svc: _Service, max_body_bytes: int) -> None:
@@ -325,43 +397,68 @@ def _install_middleware(app: FastAPI, svc: _Service, max_body_bytes: int) -> Non
             finally:
                 route = scope.get("route")
                 name = f"{scope['method']} {getattr(route, 'path', 'unmatched')}"
-                svc.metrics.record(name, status["code"], (time.perf_counter() - t0) * 1000)
+                ns = (scope.get("state") or {}).get("metrics_namespace")
+                svc.metrics.record(name, status["code"], (time.perf_counter() - t0) * 1000, ns)
 
     app.add_middleware(_Timing)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
 
 
+_BEARER = HTTPBearer(auto_error=False, scheme_name="bearer", bearerFormat="ak_<id>.<secret>",
+                     description="An API key from 'analogist keys add', as "
+                                 "'Authorization: Bearer ak_…'.")
+_API_KEY = APIKeyHeader(name="X-API-Key", auto_error=False, scheme_name="apiKey",
+                        description="The same API key in an 'X-API-Key' header.")
+
+
 def _auth(svc: _Service) -> tuple[Callable[..., ApiKey], Any]:
     """The caller dependency (key, then rate) and the namespace-access type ``NS``."""
 
-    def caller(request: Request) -> ApiKey:
-        auth = request.headers.get("authorization", "")
-        token = auth[7:].strip() if auth.lower().startswith("bearer ") else \
-            request.headers.get("x-api-key")
-        if not token:
-            raise ApiError(401, "unauthorized", "an API key is required: send 'Authorization: "
-                           "Bearer <key>' or 'X-API-Key: <key>' (make one with 'analogist keys "
-                           "add')", "authorization", {"WWW-Authenticate": "Bearer"})
-        key = svc.keys().verify(token)
-        if key is None:
-            raise ApiError(401, "unauthorized", "the API key is not valid (unknown, malformed "
-                           "or revoked)", "authorization", {"WWW-Authenticate": "Bearer"})
-        ok, wait = svc.limiter.allow(key.key_id)
-        if not ok:
-            raise ApiError(429, "rate_limited", f"rate limit of {svc.limiter.rate * 60:g} "
-                           f"requests per minute exceeded for key {key.name!r}; retry in "
-                           f"{wait:.1f} s", None, {"Retry-After": str(max(1, round(wait)))})
-        return key
+    def caller(request: Request,
+               bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)],
+               api_key: Annotated[str | None, Depends(_API_KEY)]) -> ApiKey:
+        return _verify_header(svc, request)
 
-    def namespace_access(namespace: Annotated[str, PathParam(
+    def namespace_access(request: Request, namespace: Annotated[str, PathParam(
             description="The namespace (a hard partition of the store).")],
             key: Annotated[ApiKey, Depends(caller)]) -> str:
         if namespace not in key.namespaces:
             raise ApiError(403, "forbidden", f"this key is not bound to namespace "
                            f"{namespace[:100]!r}", "namespace")
+        request.state.metrics_namespace = namespace      # counted in that namespace's metrics
         return check_namespace(namespace)
 
     return caller, Annotated[str, Depends(namespace_access)]
+
+
+def _header_token(request: Request) -> str | None:
+    auth = request.headers.get("authorization", "")
+    return auth[7:].strip() if auth.lower().startswith("bearer ") else \
+        request.headers.get("x-api-key")
+
+
+def _verify_header(svc: _Service, request: Request) -> ApiKey:
+    """The key of the request's ``Authorization: Bearer`` or ``X-API-Key`` header, rate
+    limited; 401 / 429 otherwise."""
+    token = _header_token(request)
+    if not token:
+        raise ApiError(401, "unauthorized", "an API key is required: send 'Authorization: "
+                       "Bearer <key>' or 'X-API-Key: <key>' (make one with 'analogist keys "
+                       "add')", "authorization", {"WWW-Authenticate": "Bearer"})
+    key = svc.keys().verify(token)
+    if key is None:
+        raise ApiError(401, "unauthorized", "the API key is not valid (unknown, malformed "
+                       "or revoked)", "authorization", {"WWW-Authenticate": "Bearer"})
+    _rate(svc, key)
+    return key
+
+
+def _rate(svc: _Service, key: ApiKey) -> None:
+    ok, wait = svc.limiter.allow(key.key_id)
+    if not ok:
+        raise ApiError(429, "rate_limited", f"rate limit of {svc.limiter.rate * 60:g} "
+                       f"requests per minute exceeded for key {key.name!r}; retry in "
+                       f"{wait:.1f} s", None, {"Retry-After": str(max(1, round(wait)))})
 
 
 def _sig_of(svc: _Service, ref: Ref, ns: str, field: str) -> Any:
@@ -391,13 +488,14 @@ def _service_routes(app: FastAPI, svc: _Service, caller: Any) -> None:
                 "version": app.version}
 
     @app.get("/v1/metrics", tags=["service"],
-             summary="Request counts, errors and latency percentiles per route (any valid key).")
+             summary="Request counts, errors and latency percentiles per route, over the "
+                     "key's namespaces (an admin key: over all requests).")
     def metrics(key: Annotated[ApiKey, Depends(caller)]) -> dict[str, Any]:
-        return svc.metrics.snapshot()
+        return svc.metrics.snapshot(None if key.admin else key.namespaces)
 
     @app.get("/v1/whoami", tags=["service"], summary="The calling key's name and namespaces.")
     def whoami(key: Annotated[ApiKey, Depends(caller)]) -> dict[str, Any]:
-        return {"name": key.name, "namespaces": sorted(key.namespaces)}
+        return {"name": key.name, "namespaces": sorted(key.namespaces), "admin": key.admin}
 
 
 def _episode_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803 - a type
@@ -415,7 +513,7 @@ def _episode_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803
 
     @app.get(P + "/episodes", tags=["episodes"], summary="List episodes in id order.")
     def list_episodes(ns: NS, limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-                      offset: Annotated[int, Query(ge=0)] = 0,
+                      offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
                       include_superseded: bool = False, full: bool = False) -> dict[str, Any]:
         m = svc.app.memory()
         eps = m.list(ns, include_superseded=include_superseded, limit=limit, offset=offset)
@@ -535,7 +633,8 @@ def _job_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803 - a
         return {"namespace": ns, "runs": svc.app.memory().eval_runs(ns)}
 
     @app.get(P + "/eval/runs/{run_id}", tags=["jobs"], summary="One stored eval run in full.")
-    def eval_run_get(ns: NS, run_id: int) -> dict[str, Any]:
+    def eval_run_get(ns: NS, run_id: Annotated[int, PathParam(ge=1, le=MAX_ID)]
+                     ) -> dict[str, Any]:
         r = svc.app.memory().eval_run(ns, run_id)
         if r is None:
             raise ApiError(404, "not_found", f"no eval run {run_id} in namespace {ns!r}",
@@ -552,15 +651,100 @@ def _job_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803 - a
 
 
 def _mount_viewer(app: FastAPI, svc: _Service, caller: Any) -> None:
-    """The mapping viewer, when installed, under /viewer with the caller's namespaces as its
-    guard."""
+    """The mapping viewer, when installed, under /viewer: its page opens in a browser, signs in
+    with a key (``/viewer/session``, a session cookie; see :mod:`analogist.service.sessions`)
+    and reads through the session or, for API clients, a key header."""
     try:
         from analogist.viewer import viewer_router  # an optional part of the package
     except ImportError:
         return
 
-    def namespace_guard(key: Annotated[ApiKey, Depends(caller)]) -> set[str]:
-        return set(key.namespaces)
+    def signed_in(request: Request) -> tuple[Session, ApiKey] | None:
+        """The request's live session and its key as it stands now, or None."""
+        sid = request.cookies.get(COOKIE)
+        sess = svc.sessions.get(sid)
+        if sess is None:
+            return None
+        key = svc.keys().active(sess.key_id)
+        if key is None:                       # revoked since sign-in: the session ends
+            svc.sessions.end(sid)
+            return None
+        return sess, key
+
+    def namespace_guard(request: Request) -> set[str]:
+        if _header_token(request):
+            allowed = set(_verify_header(svc, request).namespaces)
+        else:
+            got = signed_in(request)
+            if got is None:
+                raise ApiError(401, "unauthorized", "sign in on /viewer with an API key, or "
+                               "send it as 'Authorization: Bearer <key>'", "authorization",
+                               {"WWW-Authenticate": "Bearer"})
+            sess, key = got
+            _rate(svc, key)
+            allowed = set(sess.namespaces & key.namespaces)
+        ns = request.query_params.get("namespace")
+        if ns in allowed:
+            request.state.metrics_namespace = ns
+        return allowed
+
+    def cookie(request: Request, value: str, max_age: int) -> str:
+        secure = "; Secure" if request.url.scheme == "https" else ""
+        return (f"{COOKIE}={value}; Path=/viewer; HttpOnly; SameSite=Strict; "
+                f"Max-Age={max_age}{secure}")
+
+    def check_origin(request: Request) -> None:
+        if not same_origin(request.headers, request.url.scheme, request.headers.get("host")):
+            raise ApiError(403, "forbidden", "cross-site request refused: sign in and out "
+                           "from this server's own /viewer page", "origin")
+
+    @app.get("/viewer/session", tags=["viewer"],
+             summary="The viewer's signed-in session: name, namespaces, CSRF token (401 when "
+                     "signed out).")
+    def session_get(request: Request) -> dict[str, Any]:
+        got = signed_in(request)
+        if got is None:
+            raise ApiError(401, "unauthorized", "not signed in", "session")
+        sess, key = got
+        return sess.to_json(sess.namespaces & key.namespaces)
+
+    @app.post("/viewer/session", tags=["viewer"],
+              summary="Sign in to the viewer with an API key (JSON body, same origin); sets "
+                      "an HttpOnly, SameSite=Strict session cookie.")
+    def session_post(request: Request, body: SignInBody) -> JSONResponse:
+        check_origin(request)
+        client = request.client.host if request.client else "?"
+        ok, wait = svc.limiter.allow("sign-in:" + client)
+        if not ok:
+            raise ApiError(429, "rate_limited", f"too many sign-in attempts; retry in "
+                           f"{wait:.1f} s", None, {"Retry-After": str(max(1, round(wait)))})
+        key = svc.keys().verify(body.key.strip())
+        if key is None:
+            raise ApiError(401, "unauthorized", "the API key is not valid (unknown, malformed "
+                           "or revoked)", "key")
+        if not key.namespaces:
+            raise ApiError(403, "forbidden", f"key {key.name!r} is bound to no namespace, so "
+                           "there is nothing to view", "key")
+        svc.sessions.end(request.cookies.get(COOKIE))      # a fresh id at every sign-in
+        sid, sess = svc.sessions.create(key.key_id, key.name, key.namespaces)
+        return JSONResponse(sess.to_json(sess.namespaces),
+                            headers={"Set-Cookie": cookie(request, sid, int(svc.sessions.ttl)),
+                                     "Cache-Control": "no-store"})
+
+    @app.delete("/viewer/session", tags=["viewer"],
+                summary="Sign out (needs the session's CSRF token in 'X-CSRF-Token').")
+    def session_delete(request: Request) -> JSONResponse:
+        check_origin(request)
+        sid = request.cookies.get(COOKIE)
+        sess = svc.sessions.get(sid)
+        if sess is not None:
+            if not svc.sessions.check_csrf(sess, request.headers.get(CSRF_HEADER)):
+                raise ApiError(403, "forbidden", "missing or wrong CSRF token: send the "
+                               "session's csrf_token in an 'X-CSRF-Token' header", "x-csrf-token")
+            svc.sessions.end(sid)
+        return JSONResponse({"signed_in": False},
+                            headers={"Set-Cookie": cookie(request, "", 0),
+                                     "Cache-Control": "no-store"})
 
     app.include_router(viewer_router(svc.store_path, namespace_guard=namespace_guard))
     try:
