@@ -4,7 +4,7 @@
 ``postgres://``) URL opens :class:`~analogist.memory.postgres.PgMemory` (needs the ``postgres``
 extra), anything else is a SQLite file path (``":memory:"`` for a private in-memory store).
 Both are the same :class:`Memory` (one implementation; the PostgreSQL backend supplies only the
-dialect and the connection). ``Memory.open`` dispatches the same way.
+dialect and the connection). ``Memory.open`` takes file paths only (and refuses URLs).
 """
 
 from __future__ import annotations
@@ -47,4 +47,9 @@ def open_memory(store: str | Path, *, timeout: float = 30.0,
     ``pip install 'analogist[postgres]'``) or a SQLite file path (created when missing).
     Errors (an unreachable server, a bad URL, an unreadable file) are one
     :class:`StoreError` naming the store."""
+    if is_postgres_url(store):
+        # the PostgreSQL backend imports psycopg, an optional dependency
+        from analogist.memory.postgres import PgMemory
+
+        return PgMemory.open(str(store), timeout=timeout, clock=clock)
     return Memory.open(store, timeout=timeout, clock=clock)

@@ -635,16 +635,12 @@ class Memory:
              clock: Callable[[], datetime] | None = None) -> Memory:
         p = str(path)
         if _URL.match(p):
-            if not _POSTGRES.match(p):
-                raise StoreError("unknown store URL scheme: expected a SQLite file path or a "
-                                 "postgresql:// URL", source=p.split("@")[-1][:200])
-            if cls is not Memory:
-                raise StoreError(f"{cls.__name__} is a SQLite store; open PostgreSQL URLs with "
-                                 "analogist.memory.open_memory", source=p.split("@")[-1][:200])
-            # the PostgreSQL backend imports psycopg, an optional dependency
-            from analogist.memory.postgres import PgMemory
-
-            return PgMemory.open(p, timeout=timeout, clock=clock)
+            where = p.split("@")[-1][:200]
+            if _POSTGRES.match(p):
+                raise StoreError("a PostgreSQL URL: open it with analogist.memory.open_memory "
+                                 "(Memory.open takes SQLite file paths)", source=where)
+            raise StoreError("unknown store URL scheme: expected a SQLite file path or a "
+                             "postgresql:// URL", source=where)
         if p != ":memory:" and Path(p).is_dir():
             raise StoreError("is a directory, expected a database file", source=p)
         try:
