@@ -605,6 +605,10 @@ def _write_relations(c: sqlite3.Connection, sid: int, sig: Signature) -> None:
     """Write the relation rows of one stored signature."""
     c.executemany(_RELATIONS_SQL, _relation_rows(sid, sig))
 
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
+_POSTGRES = re.compile(r"^postgres(ql)?://", re.I)
+
+
 class Memory:
     """An analogical memory in one SQLite file. Open with :meth:`open`; close with
     :meth:`close` or use it as a context manager.
@@ -623,10 +627,20 @@ class Memory:
         self._clock = clock
         self._version = SCHEMA_VERSION
 
+    _integrity_errors: tuple[type[BaseException], ...] = (sqlite3.IntegrityError,)
+    """What a unique-constraint violation raises on this backend."""
+
     @classmethod
     def open(cls, path: str | Path, *, timeout: float = 30.0,
              clock: Callable[[], datetime] | None = None) -> Memory:
         p = str(path)
+        if _URL.match(p):
+            where = p.split("@")[-1][:200]
+            if _POSTGRES.match(p):
+                raise StoreError("a PostgreSQL URL: open it with analogist.memory.open_memory "
+                                 "(Memory.open takes SQLite file paths)", source=where)
+            raise StoreError("unknown store URL scheme: expected a SQLite file path or a "
+                             "postgresql:// URL", source=where)
         if p != ":memory:" and Path(p).is_dir():
             raise StoreError("is a directory, expected a database file", source=p)
         try:
@@ -1405,7 +1419,7 @@ class Memory:
                 cur = c.execute("INSERT INTO plans(namespace, name, json, created_at) "
                                 "VALUES (?, ?, ?, ?)", (ns, name, text,
                                                         self._clock().isoformat()))
-            except sqlite3.IntegrityError:
+            except self._integrity_errors:
                 raise StoreError(f"plan {name!r} already exists in namespace {ns!r}"[:300],
                                  field="name") from None
             return int(cur.lastrowid)  # type: ignore[arg-type]
@@ -1525,7 +1539,7 @@ class Memory:
                 cur = c.execute(
                     "INSERT INTO schemas(namespace, name, description, members) "
                     "VALUES (?, ?, ?, ?)", (ns, name, desc, json.dumps(ids)))
-            except sqlite3.IntegrityError:
+            except self._integrity_errors:
                 raise StoreError(f"schema {name!r} already exists in namespace {ns!r}"[:300],
                                  field="name") from None
             return int(cur.lastrowid)  # type: ignore[arg-type]
@@ -1761,7 +1775,7 @@ class Memory:
                           "created_at) VALUES (?, ?, ?, ?, ?, ?)",
                           (key_id, name, salt, digest, json.dumps(sorted(namespaces)),
                            self._clock().isoformat()))
-        except sqlite3.IntegrityError:
+        except self._integrity_errors:
             raise StoreError(f"a key named {name!r} already exists (revoke it first or pick "
                              "another name)", field="name") from None
 
