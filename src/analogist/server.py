@@ -10,6 +10,8 @@ document at ``/openapi.json`` (and ``/docs``). Every data route names its namesp
   inside the named namespace, so another namespace's ids are "not found" (404) even there;
 * 413 — a body over ``max_body_bytes`` (refused before any handler runs);
 * 429 — over the key's rate (a token bucket of ``rate_per_minute``; ``Retry-After`` is set);
+* 503 — a find, map, foresight brief or check while the queue of such requests is full
+  (``Retry-After`` is set);
 * 400 — malformed JSON (the message gives line and column) or input the library refuses (an
   :class:`~analogist.errors.AnalogistError`; the message names the field); 422 — a body of the
   wrong shape (the message names the field). Writes are single transactions, so a refused
@@ -29,9 +31,12 @@ the CLI and the MCP server use, so a request here gets the answer the other face
 defaults (:class:`~analogist.app.Settings`) and limits (:data:`~analogist.app.LIMITS`). This
 module parses, authenticates, limits and renders.
 
-Concurrency: handlers run in the server's thread pool; each thread has its own connection to the
-store (SQLite connections are per thread) and its own retriever per namespace. Writes serialise
-on SQLite's write lock (``BEGIN IMMEDIATE``, 30 s busy timeout).
+Concurrency: handlers run in the server's thread pool, off the event loop; each thread has its
+own connection to the store (SQLite connections are per thread) and its own retriever per
+namespace. Finds, maps, foresight briefs and checks take one of a fixed number of slots (one per
+core by default) and wait in arrival order for one; when the queue is full they are refused
+with 503 and ``Retry-After`` (:mod:`analogist.service.admission`). Writes serialise on SQLite's
+write lock (``BEGIN IMMEDIATE``, 30 s busy timeout).
 """
 
 import contextlib
@@ -47,7 +52,7 @@ from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
 from pydantic_core import PydanticCustomError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -55,6 +60,8 @@ from analogist.app import DEFAULT_WRITER, LIMITS, WRITERS, Analogist, Settings
 from analogist.errors import AnalogistError
 from analogist.llm.base import NO_LLM_REASON
 from analogist.memory.sqlite import DuplicateEpisodeError, NotFoundError
+from analogist.service.admission import Admission, Busy
+from analogist.service.docs import SIGNATURE_REF, install_docs
 from analogist.service.keys import ApiKey, KeyStore, check_namespace
 from analogist.service.runtime import BodyLimit, Jobs, Metrics, RateLimiter
 from analogist.service.sessions import (
@@ -65,6 +72,7 @@ from analogist.service.sessions import (
     Sessions,
     same_origin,
 )
+from analogist.triggers import ledger_summary
 
 __all__ = ["DEFAULT_MAX_BODY", "DEFAULT_RATE", "ApiError", "create_app", "serve"]
 
@@ -92,6 +100,8 @@ def _err(status: int, type_: str, message: str, field: str | None = None,
 
 
 # -- request bodies ------------------------------------------------------------------------
+_SIG_OR_NULL: dict[str, Any] = {"anyOf": [{"$ref": SIGNATURE_REF}, {"type": "null"}]}
+
 class _Body(BaseModel):
     """A request body: unknown keys are refused with the valid ones named."""
 
@@ -113,12 +123,13 @@ class Ref(_Body):
     """A signature given inline (``signature``) or a stored episode of the namespace
     (``episode``: row id or episode id)."""
 
-    signature: dict[str, Any] | None = None
+    signature: dict[str, Any] | None = Field(None, json_schema_extra=_SIG_OR_NULL)
     episode: int | str | None = None
 
 
 class BulkBody(_Body):
-    episodes: list[dict[str, Any]] = Field(..., min_length=1, max_length=MAX_BULK)
+    episodes: list[dict[str, Any]] = Field(..., min_length=1, max_length=MAX_BULK,
+                                           json_schema_extra={"items": {"$ref": SIGNATURE_REF}})
 
 
 class SupersedeBody(_Body):
@@ -126,7 +137,8 @@ class SupersedeBody(_Body):
 
 
 class FindBody(_Body):
-    target: dict[str, Any] | None = Field(None, description="The target Signature.")
+    target: dict[str, Any] | None = Field(None, description="The target Signature.",
+                                          json_schema_extra=_SIG_OR_NULL)
     episode: int | str | None = Field(None, description="Or a stored episode as the target.")
     k: int = Field(5, ge=LIMITS.k[0], le=LIMITS.k[1])
     critic: bool | None = Field(None, description="Ask the critic (an LLM) about analogues "
@@ -166,6 +178,27 @@ class EncodeBody(_Body):
     store: bool = True
 
 
+class OutcomeBody(_Body):
+    """What an analogy led to: give ``helped`` (true/false) or ``negative: true``."""
+
+    log_id: int | None = Field(None, ge=1, le=MAX_ID, description="The analogy attempt: the "
+                               "'log_id' a find answered with. Without it, 'used' is required "
+                               "and a new log entry is made.")
+    used: str | None = Field(None, min_length=1, max_length=500,
+                             description="The analogue (episode id) acted on.")
+    helped: StrictBool | None = Field(None, description="Whether acting on the analogy helped.")
+    negative: StrictBool = Field(False, description="A negative transfer: acting on the "
+                                                    "analogy did worse than acting without it.")
+    note: str | None = Field(None, min_length=1, max_length=2000)
+    result: float | None = Field(None, allow_inf_nan=False, description="The analogy-driven "
+                                 "action's measured result (writes a ledger entry).")
+    counterfactual: float | None = Field(None, allow_inf_nan=False, description="The "
+                                         "no-analogy result on the same item, when known.")
+    higher_is_better: StrictBool = True
+    item: str | None = Field(None, min_length=1, max_length=500)
+    action: str | None = Field(None, min_length=1, max_length=500)
+
+
 class SignInBody(_Body):
     key: str = Field(..., min_length=1, max_length=300, description="An API key.")
 
@@ -181,8 +214,9 @@ class _Service:
     """The application layer plus what only a server has: keys, limits, metrics, jobs."""
 
     def __init__(self, app: Analogist, max_body: int, rate: float, job_workers: int,
-                 session_ttl: float) -> None:
+                 session_ttl: float, admission: Admission | None = None) -> None:
         self.app = app
+        self.admission = admission or Admission()
         self.store_path = str(app.settings.store)
         self.max_body = max_body
         self.limiter = RateLimiter(rate)
@@ -200,6 +234,21 @@ class _Service:
     def close(self) -> None:
         self.jobs.shutdown()
         self.app.close()
+
+    @contextlib.contextmanager
+    def heavy(self) -> Any:
+        """One of the admission slots for a CPU-bound request, or 503 when the queue is full."""
+        try:
+            cm = self.admission.slot()
+            cm.__enter__()
+        except Busy as e:
+            raise ApiError(503, "busy", f"the server is busy ({e}); retry in "
+                           f"{e.retry_after} s", None, {"Retry-After": str(e.retry_after)}
+                           ) from None
+        try:
+            yield
+        finally:
+            cm.__exit__(None, None, None)
 
 
 def _error_json(e: BaseException) -> dict[str, Any]:
@@ -230,7 +279,8 @@ def _field_error(e: AnalogistError, prefix: str) -> ApiError:
 def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY,
                rate_per_minute: float = DEFAULT_RATE, job_workers: int = 2,
                mount_viewer: bool = True, settings: Settings | None = None,
-               session_ttl: float = DEFAULT_TTL) -> FastAPI:
+               session_ttl: float = DEFAULT_TTL, workers: int | None = None,
+               queue: int = 256) -> FastAPI:
     """The FastAPI app over the store at ``store_path`` (created when missing).
 
     Args:
@@ -240,6 +290,9 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
         rate_per_minute: requests per minute per key (token bucket, bursts up to the same
             number); ``<= 0`` turns rate limiting off.
         job_workers: threads for background jobs (encoding, eval runs).
+        workers, queue: finds, maps, foresight briefs and checks that run at once (default:
+            one per core) and that may wait for a turn (more are refused with 503 and
+            ``Retry-After``); see :mod:`analogist.service.admission`.
         mount_viewer: mount ``analogist.viewer``'s router when that package is importable.
         settings: the application settings (default: :meth:`Settings.from_env`); their store
             is replaced by ``store_path``.
@@ -252,7 +305,8 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
         replace(settings, store=str(store_path))
     domain = Analogist(settings)
     domain.memory().ensure_service_tables()      # create / migrate before serving
-    svc = _Service(domain, max_body_bytes, float(rate_per_minute), job_workers, session_ttl)
+    svc = _Service(domain, max_body_bytes, float(rate_per_minute), job_workers, session_ttl,
+                   Admission(workers, queue))
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> Any:
@@ -264,6 +318,7 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
         summary="Find, map and check analogies by structure — HTTP API.",
         description=(__doc__ or "").split("\n\n")[1],
         version=__import__("analogist").__version__,
+        docs_url=None, redoc_url=None,          # /docs is served offline by install_docs
     )
     app.state.service = svc
     _install_errors(app)
@@ -273,6 +328,8 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
     _episode_routes(app, svc, NS)
     _analogy_routes(app, svc, NS)
     _job_routes(app, svc, NS)
+    _outcome_routes(app, svc, NS)
+    install_docs(app, {(P + "/episodes", "post")})
     if mount_viewer:
         _mount_viewer(app, svc, caller)
     return app
@@ -520,15 +577,18 @@ def _analogy_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803
     @app.post(P + "/find", tags=["analogy"],
               summary="MAC/FAC retrieval plus the judge (Retriever.find) within the namespace.")
     def find(ns: NS, body: FindBody) -> dict[str, Any]:
-        target = _sig_of(svc, Ref(signature=body.target, episode=body.episode), ns, "target")
-        return svc.app.find(target, namespace=ns, k=body.k, critic=body.critic,
-                            parametric=body.parametric).to_json()
+        with svc.heavy():
+            target = _sig_of(svc, Ref(signature=body.target, episode=body.episode), ns,
+                             "target")
+            return svc.app.find(target, namespace=ns, k=body.k, critic=body.critic,
+                                parametric=body.parametric).to_json()
 
     @app.post(P + "/map", tags=["analogy"],
               summary="Map base onto target with SME and judge it (likeness/difference/unknown).")
     def map_(ns: NS, body: MapBody) -> dict[str, Any]:
-        b, t = _sig_of(svc, body.base, ns, "base"), _sig_of(svc, body.target, ns, "target")
-        return svc.app.map(b, t).to_json()
+        with svc.heavy():
+            b, t = _sig_of(svc, body.base, ns, "base"), _sig_of(svc, body.target, ns, "target")
+            return svc.app.map(b, t).to_json()
 
     @app.post(P + "/foresight", tags=["analogy"],
               summary="Foresight brief for a target Event over the bundled historical corpus "
@@ -538,9 +598,10 @@ def _analogy_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803
             ev = svc.app.resolve_event(body.target, namespace=ns)
         except AnalogistError as e:
             raise _field_error(e, "target") if isinstance(body.target, dict) else e from None
-        return {"namespace": ns, **svc.app.brief(
-            ev, cutoff=body.cutoff, namespace=ns, rounds=body.rounds, per_round=body.per_round,
-            carryover=body.carryover, embedding=body.embedding)}
+        with svc.heavy():
+            return {"namespace": ns, **svc.app.brief(
+                ev, cutoff=body.cutoff, namespace=ns, rounds=body.rounds,
+                per_round=body.per_round, carryover=body.carryover, embedding=body.embedding)}
 
     @app.post(P + "/check", tags=["analogy"],
               summary="Check the analogies of a debate turn (Safeguard.check).")
@@ -550,7 +611,8 @@ def _analogy_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803
         turn = body.turn if isinstance(body.turn, str) else parse_turn(body.turn, source="turn")
         if isinstance(turn, str) and not turn.strip():
             raise ApiError(422, "invalid_request", "the turn is empty", "turn")
-        report = svc.app.check(turn, mode=body.mode)
+        with svc.heavy():
+            report = svc.app.check(turn, mode=body.mode)
         return {"namespace": ns, "all_pass": report.all_pass, **report.details()}
 
 
@@ -616,6 +678,23 @@ def _job_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803 - a
             raise ApiError(404, "not_found", f"no job {job_id[:64]!r} in namespace {ns!r}",
                            "job_id")
         return _job_json(job)
+
+
+def _outcome_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803 - a type
+    @app.post(P + "/outcomes", status_code=201, tags=["outcomes"],
+              summary="Record what an analogy led to (helped, did not help, or a negative "
+                      "transfer), for 'triggers fit' and the ledger.")
+    def record_outcome(ns: NS, body: OutcomeBody) -> dict[str, Any]:
+        return {"namespace": ns, **svc.app.record_outcome(
+            body.log_id, helped=body.helped, negative=body.negative, used=body.used,
+            note=body.note, result=body.result, counterfactual=body.counterfactual,
+            higher_is_better=body.higher_is_better, item=body.item, action=body.action,
+            namespace=ns)}
+
+    @app.get(P + "/ledger", tags=["outcomes"],
+             summary="The negative-transfer ledger of the namespace in numbers.")
+    def ledger(ns: NS) -> dict[str, Any]:
+        return {"namespace": ns, **ledger_summary(svc.app.memory(), ns)}
 
 
 def _mount_viewer(app: FastAPI, svc: _Service, caller: Any) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from analogist.errors import AnalogistError
+from analogist.memory import open_memory
 from analogist.memory.sqlite import Memory, StoreError
 
 __all__ = ["ADMIN_SCOPE", "ApiKey", "KeyError_", "KeyStore", "TOKEN_PREFIX"]
@@ -90,7 +91,7 @@ class KeyStore:
         if isinstance(store, Memory):
             self.memory, self._owned = store, False
         else:
-            self.memory, self._owned = Memory.open(store), True
+            self.memory, self._owned = open_memory(store), True
         self.path = self.memory.path
         self.conn = self.memory.conn
         self.memory.ensure_service_tables()

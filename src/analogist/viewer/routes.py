@@ -123,13 +123,14 @@ def viewer_router(store_path: StoreSpec = None, *,
         if callable(store_path):
             mem = store_path()
         else:
-            from analogist.memory.sqlite import Memory
+            from analogist.memory import open_memory
 
             p = Path(str(store_path))
-            if not p.is_file():
+            server = "://" in str(store_path)  # a PostgreSQL store: a URL, not a file
+            if not server and not p.is_file():
                 raise ViewerError(503, f"store file not found: {p}")
             try:
-                mem = Memory.open(p)
+                mem = open_memory(str(store_path) if server else p)
             except AnalogistError as e:
                 raise ViewerError(503, str(e)) from None
         try:
