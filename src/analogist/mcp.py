@@ -198,7 +198,7 @@ class AnalogistMCP:
             foresight_per_round=p.foresight_per_round,
             foresight_carryover=p.foresight_carryover))
         self.namespace = self.app.settings.namespace
-        self.store = Path(store)
+        self.store = self.app.settings.store
         self._lock = threading.RLock()
         self.last_brief: dict[str, Any] | None = None
         self.app.memory()                   # create / migrate now: errors surface at start

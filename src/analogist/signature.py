@@ -548,7 +548,7 @@ def _fast_edge(x: Any, roles: dict[str, str], cache: dict[Any, Atom]) -> CausalE
         sign: Any = 1
         status: Any = "observed"
         fields = _LIST_EDGE_FIELDS
-    elif type(x) is dict and x.keys() <= _EDGE_KEYS and _LIST_EDGE_FIELDS <= x.keys():
+    elif type(x) is dict and x.keys() <= _EDGE_KEYS and x.keys() >= _LIST_EDGE_FIELDS:
         cause, edge, effect = x["cause"], x["edge"], x["effect"]
         sign = x.get("sign", 1)
         status = x.get("status", "observed")

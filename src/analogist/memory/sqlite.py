@@ -459,15 +459,23 @@ def _validated(record: Any) -> Signature:
     raise SignatureError(f"expected a Signature or a mapping, got {type(record).__name__}")
 
 
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""What ``json.dumps(x, ensure_ascii=False, separators=(",", ":"))`` writes, without making an
+encoder per call."""
+
+
 def _prepare(record: Any, features: Any = None, embeddings: Any = None) -> _Prepared:
     sig = _validated(record)
-    feats = extract_features(sig) if features is None else _check_features(features)
-    counts = json.dumps({k: float(v) for k, v in sorted(feats.content.items())},
-                        ensure_ascii=False, separators=(",", ":"))
+    if features is None:  # extract_features gives float counts with their keys sorted
+        feats = extract_features(sig)
+        counts = _COMPACT.encode(feats.content)
+    else:
+        feats = _check_features(features)
+        counts = _COMPACT.encode({k: float(v) for k, v in sorted(feats.content.items())})
     vectors: list[tuple[str, str, bytes | str]] = [("content", "json-counts", counts)]
     vectors.extend(_embedding_rows(embeddings))
-    # compact canonical JSON: one dumps call (the pretty text is for people, not for the store)
-    text = json.dumps(sig.to_data(), ensure_ascii=False, separators=(",", ":"))
+    # compact canonical JSON: one encode call (the pretty text is for people, not for the store)
+    text = _COMPACT.encode(sig.to_data())
     return _Prepared(sig, text, feats, tuple(vectors), " ".join(sorted(surface_tokens(sig))))
 
 
@@ -605,6 +613,10 @@ def _write_relations(c: sqlite3.Connection, sid: int, sig: Signature) -> None:
     """Write the relation rows of one stored signature."""
     c.executemany(_RELATIONS_SQL, _relation_rows(sid, sig))
 
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
+_POSTGRES = re.compile(r"^postgres(ql)?://", re.I)
+
+
 class Memory:
     """An analogical memory in one SQLite file. Open with :meth:`open`; close with
     :meth:`close` or use it as a context manager.
@@ -623,10 +635,20 @@ class Memory:
         self._clock = clock
         self._version = SCHEMA_VERSION
 
+    _integrity_errors: tuple[type[BaseException], ...] = (sqlite3.IntegrityError,)
+    """What a unique-constraint violation raises on this backend."""
+
     @classmethod
     def open(cls, path: str | Path, *, timeout: float = 30.0,
              clock: Callable[[], datetime] | None = None) -> Memory:
         p = str(path)
+        if _URL.match(p):
+            where = p.split("@")[-1][:200]
+            if _POSTGRES.match(p):
+                raise StoreError("a PostgreSQL URL: open it with analogist.memory.open_memory "
+                                 "(Memory.open takes SQLite file paths)", source=where)
+            raise StoreError("unknown store URL scheme: expected a SQLite file path or a "
+                             "postgresql:// URL", source=where)
         if p != ":memory:" and Path(p).is_dir():
             raise StoreError("is a directory, expected a database file", source=p)
         try:
@@ -1092,14 +1114,18 @@ class Memory:
     def get_many(self, ids: Iterable[int], namespace: str = "default"
                  ) -> dict[int, StoredEpisode]:
         """The episodes of ``namespace`` among row ids ``ids`` (absent ones are left out), read
-        in one query per 500 ids."""
+        in one query per 500 ids.
+
+        (Here and in :meth:`heads` and :meth:`surface_words`, ``+namespace`` keeps SQLite off the
+        ``(namespace, superseded_by)`` index, which it would otherwise pick for a bound namespace
+        and walk every row of the namespace; the ids go by primary key.)"""
         ns = _namespace(namespace)
         want = builtins.list(dict.fromkeys(int(i) for i in ids))
         out: dict[int, StoredEpisode] = {}
         for start in range(0, len(want), 500):
             chunk = want[start:start + 500]
             for r in self.conn.execute(
-                    f"SELECT {self._COLS} FROM signatures WHERE namespace = ? AND id IN "
+                    f"SELECT {self._COLS} FROM signatures WHERE +namespace = ? AND id IN "
                     f"({','.join('?' * len(chunk))})", (ns, *chunk)):
                 out[int(r[0])] = self._row(r)
         return out
@@ -1114,7 +1140,7 @@ class Memory:
         for start in range(0, len(want), 500):
             chunk = want[start:start + 500]
             for sid, eid, sup in self.conn.execute(
-                    f"SELECT id, episode_id, superseded_by FROM signatures WHERE namespace = ? "
+                    f"SELECT id, episode_id, superseded_by FROM signatures WHERE +namespace = ? "
                     f"AND id IN ({','.join('?' * len(chunk))})", (ns, *chunk)):
                 out[int(sid)] = (eid, None if sup is None else int(sup))
         return out
@@ -1149,7 +1175,7 @@ class Memory:
         for start in range(0, len(want), 500):
             chunk = want[start:start + 500]
             take(self.conn.execute(
-                f"SELECT {cols} FROM signatures WHERE namespace = ? AND id IN "
+                f"SELECT {cols} FROM signatures WHERE +namespace = ? AND id IN "
                 f"({','.join('?' * len(chunk))})", (ns, *chunk)))
         return out
 
@@ -1401,7 +1427,7 @@ class Memory:
                 cur = c.execute("INSERT INTO plans(namespace, name, json, created_at) "
                                 "VALUES (?, ?, ?, ?)", (ns, name, text,
                                                         self._clock().isoformat()))
-            except sqlite3.IntegrityError:
+            except self._integrity_errors:
                 raise StoreError(f"plan {name!r} already exists in namespace {ns!r}"[:300],
                                  field="name") from None
             return int(cur.lastrowid)  # type: ignore[arg-type]
@@ -1521,7 +1547,7 @@ class Memory:
                 cur = c.execute(
                     "INSERT INTO schemas(namespace, name, description, members) "
                     "VALUES (?, ?, ?, ?)", (ns, name, desc, json.dumps(ids)))
-            except sqlite3.IntegrityError:
+            except self._integrity_errors:
                 raise StoreError(f"schema {name!r} already exists in namespace {ns!r}"[:300],
                                  field="name") from None
             return int(cur.lastrowid)  # type: ignore[arg-type]
@@ -1757,7 +1783,7 @@ class Memory:
                           "created_at) VALUES (?, ?, ?, ?, ?, ?)",
                           (key_id, name, salt, digest, json.dumps(sorted(namespaces)),
                            self._clock().isoformat()))
-        except sqlite3.IntegrityError:
+        except self._integrity_errors:
             raise StoreError(f"a key named {name!r} already exists (revoke it first or pick "
                              "another name)", field="name") from None
 
