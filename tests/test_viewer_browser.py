@@ -336,3 +336,24 @@ def test_sign_in_pick_a_namespace_map_and_sign_out(driver: Any, served: dict[str
     driver.get(url + f"/viewer?namespace=alpha&source={SRC}&target={TGT}")
     _wait(driver, "return document.body.dataset.auth === 'signed-out'", "still signed out")
     assert _shown(driver)["elems"] == 0
+
+
+def test_docs_render_offline_in_the_browser(driver: Any, served: dict[str, Any]) -> None:
+    """Swagger UI draws every route from the package's files (the browser has no other
+    server to reach), and the Signature schema is among its models."""
+    driver.get(served["url"] + "/docs")
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, 30, poll_frequency=0.1).until(
+        lambda d: d.execute_script("return document.querySelectorAll('.opblock').length > 20"),
+        message="Swagger UI drew no operations")
+    paths = driver.execute_script(
+        "return Array.from(document.querySelectorAll('.opblock-summary-path'))"
+        ".map(e => e.dataset.path || e.textContent);")
+    assert "/v1/ns/{namespace}/find" in paths and "/v1/ns/{namespace}/outcomes" in paths
+    assert driver.find_elements("css selector", ".btn.authorize")  # the key schemes
+    models = driver.execute_script(
+        "return Array.from(document.querySelectorAll("
+        "'.models article[data-json-schema-level=\"0\"] .json-schema-2020-12__title'))"
+        ".map(e => e.textContent.trim());")
+    assert "Signature" in models, models

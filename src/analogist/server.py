@@ -52,7 +52,7 @@ from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
 from pydantic_core import PydanticCustomError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -61,6 +61,7 @@ from analogist.errors import AnalogistError
 from analogist.llm.base import NO_LLM_REASON
 from analogist.memory.sqlite import DuplicateEpisodeError, NotFoundError
 from analogist.service.admission import Admission, Busy
+from analogist.service.docs import SIGNATURE_REF, install_docs
 from analogist.service.keys import ApiKey, KeyStore, check_namespace
 from analogist.service.runtime import BodyLimit, Jobs, Metrics, RateLimiter
 from analogist.service.sessions import (
@@ -71,6 +72,7 @@ from analogist.service.sessions import (
     Sessions,
     same_origin,
 )
+from analogist.triggers import ledger_summary
 
 __all__ = ["DEFAULT_MAX_BODY", "DEFAULT_RATE", "ApiError", "create_app", "serve"]
 
@@ -98,6 +100,8 @@ def _err(status: int, type_: str, message: str, field: str | None = None,
 
 
 # -- request bodies ------------------------------------------------------------------------
+_SIG_OR_NULL: dict[str, Any] = {"anyOf": [{"$ref": SIGNATURE_REF}, {"type": "null"}]}
+
 class _Body(BaseModel):
     """A request body: unknown keys are refused with the valid ones named."""
 
@@ -119,12 +123,13 @@ class Ref(_Body):
     """A signature given inline (``signature``) or a stored episode of the namespace
     (``episode``: row id or episode id)."""
 
-    signature: dict[str, Any] | None = None
+    signature: dict[str, Any] | None = Field(None, json_schema_extra=_SIG_OR_NULL)
     episode: int | str | None = None
 
 
 class BulkBody(_Body):
-    episodes: list[dict[str, Any]] = Field(..., min_length=1, max_length=MAX_BULK)
+    episodes: list[dict[str, Any]] = Field(..., min_length=1, max_length=MAX_BULK,
+                                           json_schema_extra={"items": {"$ref": SIGNATURE_REF}})
 
 
 class SupersedeBody(_Body):
@@ -132,7 +137,8 @@ class SupersedeBody(_Body):
 
 
 class FindBody(_Body):
-    target: dict[str, Any] | None = Field(None, description="The target Signature.")
+    target: dict[str, Any] | None = Field(None, description="The target Signature.",
+                                          json_schema_extra=_SIG_OR_NULL)
     episode: int | str | None = Field(None, description="Or a stored episode as the target.")
     k: int = Field(5, ge=LIMITS.k[0], le=LIMITS.k[1])
     critic: bool | None = Field(None, description="Ask the critic (an LLM) about analogues "
@@ -170,6 +176,27 @@ class EncodeBody(_Body):
     domain: str | None = None
     writer: Literal[WRITERS] = DEFAULT_WRITER  # type: ignore[valid-type]
     store: bool = True
+
+
+class OutcomeBody(_Body):
+    """What an analogy led to: give ``helped`` (true/false) or ``negative: true``."""
+
+    log_id: int | None = Field(None, ge=1, le=MAX_ID, description="The analogy attempt: the "
+                               "'log_id' a find answered with. Without it, 'used' is required "
+                               "and a new log entry is made.")
+    used: str | None = Field(None, min_length=1, max_length=500,
+                             description="The analogue (episode id) acted on.")
+    helped: StrictBool | None = Field(None, description="Whether acting on the analogy helped.")
+    negative: StrictBool = Field(False, description="A negative transfer: acting on the "
+                                                    "analogy did worse than acting without it.")
+    note: str | None = Field(None, min_length=1, max_length=2000)
+    result: float | None = Field(None, allow_inf_nan=False, description="The analogy-driven "
+                                 "action's measured result (writes a ledger entry).")
+    counterfactual: float | None = Field(None, allow_inf_nan=False, description="The "
+                                         "no-analogy result on the same item, when known.")
+    higher_is_better: StrictBool = True
+    item: str | None = Field(None, min_length=1, max_length=500)
+    action: str | None = Field(None, min_length=1, max_length=500)
 
 
 class SignInBody(_Body):
@@ -291,6 +318,7 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
         summary="Find, map and check analogies by structure — HTTP API.",
         description=(__doc__ or "").split("\n\n")[1],
         version=__import__("analogist").__version__,
+        docs_url=None, redoc_url=None,          # /docs is served offline by install_docs
     )
     app.state.service = svc
     _install_errors(app)
@@ -300,6 +328,8 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
     _episode_routes(app, svc, NS)
     _analogy_routes(app, svc, NS)
     _job_routes(app, svc, NS)
+    _outcome_routes(app, svc, NS)
+    install_docs(app, {(P + "/episodes", "post")})
     if mount_viewer:
         _mount_viewer(app, svc, caller)
     return app
@@ -648,6 +678,23 @@ def _job_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803 - a
             raise ApiError(404, "not_found", f"no job {job_id[:64]!r} in namespace {ns!r}",
                            "job_id")
         return _job_json(job)
+
+
+def _outcome_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803 - a type
+    @app.post(P + "/outcomes", status_code=201, tags=["outcomes"],
+              summary="Record what an analogy led to (helped, did not help, or a negative "
+                      "transfer), for 'triggers fit' and the ledger.")
+    def record_outcome(ns: NS, body: OutcomeBody) -> dict[str, Any]:
+        return {"namespace": ns, **svc.app.record_outcome(
+            body.log_id, helped=body.helped, negative=body.negative, used=body.used,
+            note=body.note, result=body.result, counterfactual=body.counterfactual,
+            higher_is_better=body.higher_is_better, item=body.item, action=body.action,
+            namespace=ns)}
+
+    @app.get(P + "/ledger", tags=["outcomes"],
+             summary="The negative-transfer ledger of the namespace in numbers.")
+    def ledger(ns: NS) -> dict[str, Any]:
+        return {"namespace": ns, **ledger_summary(svc.app.memory(), ns)}
 
 
 def _mount_viewer(app: FastAPI, svc: _Service, caller: Any) -> None:

@@ -459,15 +459,23 @@ def _validated(record: Any) -> Signature:
     raise SignatureError(f"expected a Signature or a mapping, got {type(record).__name__}")
 
 
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""What ``json.dumps(x, ensure_ascii=False, separators=(",", ":"))`` writes, without making an
+encoder per call."""
+
+
 def _prepare(record: Any, features: Any = None, embeddings: Any = None) -> _Prepared:
     sig = _validated(record)
-    feats = extract_features(sig) if features is None else _check_features(features)
-    counts = json.dumps({k: float(v) for k, v in sorted(feats.content.items())},
-                        ensure_ascii=False, separators=(",", ":"))
+    if features is None:  # extract_features gives float counts with their keys sorted
+        feats = extract_features(sig)
+        counts = _COMPACT.encode(feats.content)
+    else:
+        feats = _check_features(features)
+        counts = _COMPACT.encode({k: float(v) for k, v in sorted(feats.content.items())})
     vectors: list[tuple[str, str, bytes | str]] = [("content", "json-counts", counts)]
     vectors.extend(_embedding_rows(embeddings))
-    # compact canonical JSON: one dumps call (the pretty text is for people, not for the store)
-    text = json.dumps(sig.to_data(), ensure_ascii=False, separators=(",", ":"))
+    # compact canonical JSON: one encode call (the pretty text is for people, not for the store)
+    text = _COMPACT.encode(sig.to_data())
     return _Prepared(sig, text, feats, tuple(vectors), " ".join(sorted(surface_tokens(sig))))
 
 
