@@ -29,7 +29,7 @@ from analogist.consolidate import (
 )
 from analogist.errors import AnalogistError
 from analogist.memory import open_memory
-from analogist.memory.sqlite import Memory, StoreError
+from analogist.memory.sqlite import StoreError
 from analogist.retrieve import RetrieveParams, Retriever
 from analogist.signature import default_signature_vocabulary, validate_signature
 
