@@ -42,7 +42,12 @@ from analogist.memory import is_postgres_url, open_memory
 from analogist.memory.sqlite import Memory, StoredEpisode, _namespace
 from analogist.params import bounded, check_bounds
 from analogist.retrieve import FindResult, RetrieveParams, Retriever, level_embeddings
-from analogist.signature import Signature, compile_signature, validate_signature
+from analogist.signature import (
+    Signature,
+    compile_signature,
+    signature_json_schema,
+    validate_signature,
+)
 from analogist.sme import MatchResult, match
 from analogist.triggers import record_outcome
 
@@ -52,8 +57,8 @@ if TYPE_CHECKING:
     from analogist.foresight.loop import ForesightParams, ForesightResult
     from analogist.safeguard import Safeguard, SafeguardReport, Turn
 
-__all__ = ["DEFAULT_WRITER", "LIMITS", "WRITERS", "Analogist", "Limits", "MapOutcome",
-           "Settings", "default_store_path"]
+__all__ = ["DEFAULT_WRITER", "LIMITS", "SCHEMAS", "WRITERS", "Analogist", "Limits",
+           "MapOutcome", "Settings", "default_store_path", "json_schema"]
 
 """The writer every face uses when none is asked for: the offline deterministic encoder."""
 
@@ -115,6 +120,33 @@ def default_store_path(env: Mapping[str, str] | None = None) -> Path | str:
             env["ANALOGIST_STORE"]) else Path(env["ANALOGIST_STORE"])
     base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "analogist" / "store.db"
+
+
+SCHEMAS: tuple[str, ...] = ("signature", "event", "turn")
+"""The input formats :func:`json_schema` describes (``analogist schema NAME``)."""
+
+
+def json_schema(name: str = "signature") -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of one input format every face accepts: ``signature``
+    (an episode's structural signature), ``event`` (a foresight event) or ``turn`` (a debate
+    turn for the analogy check). ``analogist schema``, the MCP tools and the HTTP API's
+    OpenAPI document all describe their arguments with these."""
+    if name == "signature":
+        return signature_json_schema()
+    if name == "event":
+        from analogist.foresight.event import Event  # foresight, loaded on use
+
+        schema = Event.model_json_schema(mode="validation")
+    elif name == "turn":
+        from analogist.safeguard.turn import Turn  # the safeguard, loaded on use
+
+        schema = Turn.model_json_schema(mode="validation")
+        schema["additionalProperties"] = False      # an unknown top-level key is refused
+    else:
+        raise AnalogistError(f"unknown schema {name!r}; expected one of {', '.join(SCHEMAS)}",
+                             field="schema")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return schema
 
 
 @dataclass(frozen=True)

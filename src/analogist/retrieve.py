@@ -40,6 +40,7 @@ from analogist.index.content import ContentIndex, ContentIndexError
 from analogist.index.features import extract_features, surface_tokens, surface_tokens_of_data
 from analogist.index.mac import MacIndex, index_root
 from analogist.judge import AnalogyReport, JudgeParams, judge_mapping, self_score
+from analogist.memory import pg_mac
 from analogist.memory.sqlite import Memory, StoredEpisode
 from analogist.signature import (
     Signature,
@@ -231,6 +232,15 @@ def _surface_tokens_of(data: dict[str, Any]) -> set[str]:
     return surface_tokens_of_data(data)
 
 
+def _identity(sig: Signature) -> dict[str, Any]:
+    """What makes two signatures the same episode: everything but the id, the provenance and
+    the verified flag."""
+    data = sig.model_dump(mode="json")
+    for meta in ("episode_id", "provenance", "verified"):
+        data.pop(meta, None)
+    return data
+
+
 def _top(scores: np.ndarray, k: int, *, positive: bool) -> np.ndarray:
     """Positions of the ``k`` best ``scores``, best first, ties by position ascending (rows are
     in id order, so by id); only positive scores when ``positive``. A partial sort
@@ -343,9 +353,12 @@ class Retriever:
         root = index_root(mem.path)
         store_id = mem.store_id()
         idx, from_disk = self._index, False
-        if idx is None and root is not None:
+        in_db = pg_mac.applies(mem)  # a PostgreSQL store keeps its index in a table
+        if idx is None and (root is not None or in_db):
             try:
-                idx, from_disk = MacIndex.load(root, ns, store_id), True
+                idx = pg_mac.load(mem, ns, store_id) if in_db else MacIndex.load(root, ns,
+                                                                                  store_id)
+                from_disk = True
             except ContentIndexError as e:
                 self._note(f"the saved index of namespace {ns!r} was not used ({e}); "
                            "rebuilding it from the store")
@@ -363,11 +376,15 @@ class Retriever:
         if idx is None:
             idx = MacIndex.build(ns, store_id, state, mem.content_matrix(ns))
         grown = len(idx) - idx.saved_rows
-        if root is not None and len(idx) and (idx.saved_rows == 0 or grown > len(idx) // 64):
+        if (root is not None or in_db) and len(idx) and (idx.saved_rows == 0
+                                                          or grown > len(idx) // 64):
             try:
-                idx.save(root)
-            except OSError as e:
-                self._note(f"could not save the index of namespace {ns!r}: {e.strerror or e}")
+                if in_db:
+                    pg_mac.save(mem, idx)
+                else:
+                    idx.save(root)
+            except (OSError, AnalogistError) as e:
+                self._note(f"could not save the index of namespace {ns!r}: {getattr(e, 'strerror', None) or e}")
         return idx
 
     def _prefetch(self, sids: list[int]) -> None:
@@ -496,13 +513,15 @@ class Retriever:
                 skipped.append(f"episode {sid}: {e}")
         hits.sort(key=lambda h: (-h.score, -h.stage1, h.id))
         hits = _superseded_below_replacements(hits)
+        itself = self._query_itself(target, hits)   # never answer a query with itself
+        hits = [h for h in hits if h.schema or h.id not in itself]
         t2 = time.perf_counter()
         no_match = not hits or hits[0].score < p.min_score
         results = tuple(hits[:k])
         decoy = None
         if p.decoy_probe and len(ids):
             decoy = self._probe(target, target_desc, target_total, ids, fused,
-                                {h.id for h in results if h.score >= p.min_score})
+                                {h.id for h in results if h.score >= p.min_score} | itself)
         t3 = time.perf_counter()
         log_id = None
         if self.log:
@@ -529,6 +548,28 @@ class Retriever:
             par = self._parametric(parametric, target, skipped)
         return FindResult(target.episode_id, no_match, results, decoy,
                           tuple(channels), tuple(skipped), timings, log_id, par)
+
+    def _query_itself(self, target: Signature, hits: list[Hit]) -> set[int]:
+        """The stored rows that are the query itself: the episode with the query's episode id,
+        and any retrieved episode whose signature equals the query's but for its id and
+        provenance."""
+        out: set[int] = set()
+        row = self.memory.get(target.episode_id, self.namespace)
+        if row is not None:
+            out.add(row.id)
+        key: dict[str, Any] | None = None
+        for h in hits:
+            if h.schema or h.id in out:
+                continue
+            sig = self._episode(h.id)[0].signature
+            if len(sig.relations) != len(target.relations) or \
+                    len(sig.causal_chain) != len(target.causal_chain):
+                continue
+            if key is None:
+                key = _identity(target)
+            if _identity(sig) == key:
+                out.add(h.id)
+        return out
 
     def _criticise(self, critic: Any, h: Hit, target: Signature, skipped: list[str]) -> Hit:
         from dataclasses import replace
