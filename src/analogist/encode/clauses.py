@@ -20,6 +20,7 @@ from analogist.encode.lexicon import (
     _OBJECT_CONTROL,
     _PRONOUNS_PLURAL,
     _PRONOUNS_SINGULAR,
+    _QUANTIFIERS,
     _RELATIVE,
     _SKIP_PREPS,
     _singular,
@@ -38,6 +39,7 @@ class _Mention:
     tok: int                       # doc index of the head token (the pronoun for resolved ones)
     span: tuple[int, int]          # char span of the surface tokens (for L1)
     resolved: bool = False
+    core: str = ""                 # head with its noun modifiers only (entity identity)
 
 
 @dataclass
@@ -55,6 +57,7 @@ class _Clause:
     event_subject: int | None = None   # token of a clause the subject pronoun stands for
     causal: str | None = None      # edge type when a causal verb
     complement: str = ""           # a later "prep + word" ("treats X *as truth*"), for typing
+    sources: list[_Mention] = field(default_factory=list)   # "copies X *from Y*" beside a dobj
 
 
 @dataclass
@@ -120,17 +123,23 @@ class _ClauseReader:
                     mods.append(c)
 
         collect(tok)
+        mods = [t for t in mods if t.lower_ not in _QUANTIFIERS]
         mods = mods[-(self.params.max_phrase_tokens - 1):] if self.params.max_phrase_tokens > 1 \
             else []
         toks = sorted([*mods, tok], key=lambda t: t.i)
         phrase = " ".join(t.text.lower() for t in toks).replace(" - ", "-")
+        # an entity is named by its head and noun modifiers ("print job" vs "backup job");
+        # adjectives and participles ("the printed / outdated timetable") describe one entity
+        core = " ".join(t.text.lower() for t in toks
+                        if t is tok or (t.dep_ in ("compound", "nmod")
+                                        and t.pos_ in ("NOUN", "PROPN")))
         head = (tok.lemma_ or tok.text).lower()
         if tok.pos_ in ("NOUN", "PROPN") and tok.text.isalpha():
             head = _singular(tok.text.lower())   # the tagger's lemma varies ("species")
         if not re.search(r"[a-z0-9]", head):
             head = tok.text.lower()
         return _Mention(phrase=phrase, head=head, plural=tok.tag_ in ("NNS", "NNPS"), tok=tok.i,
-                        span=(toks[0].idx, tok.idx + len(tok.text)))
+                        span=(toks[0].idx, tok.idx + len(tok.text)), core=core or phrase)
 
     @staticmethod
     def _conj(tok: Any) -> list[Any]:
@@ -148,7 +157,7 @@ class _ClauseReader:
             return None
         m = cands[0]
         return _Mention(phrase=m.phrase, head=m.head, plural=m.plural, tok=tok.i,
-                        span=(tok.idx, tok.idx + len(tok.text)), resolved=True)
+                        span=(tok.idx, tok.idx + len(tok.text)), resolved=True, core=m.core)
 
     def _mentions(self, tok: Any, recent: list[_Mention]) -> list[_Mention]:
         out: list[_Mention] = []
@@ -201,9 +210,12 @@ class _ClauseReader:
                     continue
                 clauses.append(c)
                 by_tok[v.i] = c
-                for m in c.subjects:
-                    if not m.resolved:
-                        recent.append(m)
+                # a pronoun refers back to a participant the story is about, not to the noun a
+                # relative clause hangs on ("… tickets for a sailing that had left, it …")
+                if v.dep_ not in ("relcl", "acl"):
+                    for m in c.subjects:
+                        if not m.resolved:
+                            recent.append(m)
                 recent[:] = recent[-20:]
         return clauses
 
@@ -324,6 +336,7 @@ class _ClauseReader:
                           and g.pos_ in ("NOUN", "PROPN")]
                     if ns:
                         objects.extend(self._mentions(ns[0], recent))
+                        verb, verb_text = f"{verb} that", f"{verb_text} that"
                         break
         if lemma == "be" and objects:
             verb, verb_text = "be", v.text.lower()
@@ -357,7 +370,11 @@ class _ClauseReader:
             verb = f"{verb} {prep_label}"
             verb_text = f"{verb_text} {prep_label}"
         c.verb, c.verb_text = verb, verb_text
-        for ch in children:
+        # the complement may hang on the direct object ("treats the timetable *as the truth*")
+        comp_preps = [*children, *(g for ch in children if ch.dep_ == "dobj"
+                                   for g in ch.children if g.dep_ == "prep"
+                                   and g.lower_ == "as")]
+        for ch in sorted(comp_preps, key=lambda t: t.i):
             if ch.dep_ == "prep" and ch.i > v.i and ch.lower_ not in _CAUSAL_PREPS \
                     and ch.lower_ != prep_label.split(" ")[-1]:
                 w = next((g for g in ch.subtree if g.i > ch.i and g.pos_ in ("NOUN", "ADJ",
@@ -367,6 +384,13 @@ class _ClauseReader:
                     c.complement = f"{ch.lower_} {(w.lemma_ or w.text).lower()}"
                     break
         c.subjects, c.objects = subjects, objects
+        if objects and not prep_label:
+            for ch in children:
+                if ch.dep_ == "prep" and ch.i > v.i and ch.lower_ == "from":
+                    po = self._prep_object(ch)
+                    if po is not None and po[1].pos_ in ("NOUN", "PROPN", "PRON"):
+                        c.sources = self._mentions(po[1], recent)
+                    break
 
         if lemma in _CAUSAL_VERBS:
             edge, need = _CAUSAL_VERBS[lemma]

@@ -8,6 +8,9 @@ import re
 # -- word lists ----------------------------------------------------------------------------------
 _PRONOUNS_PLURAL = {"they", "them", "these", "those"}
 _PRONOUNS_SINGULAR = {"it", "this", "that", "he", "she", "him", "her"}
+_QUANTIFIERS = {"one", "only", "single", "every", "each", "all", "whole", "same", "other",
+                "several", "many", "few", "some", "no", "any", "both", "another"}
+"""Quantifier words left out of entity phrases ("one printer", "the only trolley")."""
 _RELATIVE = {"which", "that", "who", "whom", "whose"}
 _EVENT_PRONOUNS = {"this", "that", "it", "which"}
 _OBJECT_CONTROL = {"use", "employ", "utilize", "utilise", "apply", "allow", "enable", "permit",
@@ -127,7 +130,10 @@ _RELATION_CUES: dict[str, tuple[str, ...]] = {
     "trusts_as_authoritative": ("treat as truth", "treat as authoritative", "treat as gospel",
                                 "treat as fact", "treat as source", "take as truth",
                                 "take as gospel", "accept as truth", "regard as truth",
-                                "regard as authoritative", "take at word"),
+                                "regard as authoritative", "take at word", "trust",
+                                "rely on", "believe", "count on", "swear by", "take on trust",
+                                "treat as authoritative", "treat as correct",
+                                "treat as accurate", "accept as authoritative"),
     "diverges_from": ("drift from", "drift away from", "diverge from", "deviate from",
                       "disagree with", "drift out of", "go out of"),
     "reads_from": ("read from", "work off", "work from", "fetch from", "pull from",
@@ -146,7 +152,7 @@ _RELATION_CUES: dict[str, tuple[str, ...]] = {
                           "have precedence over", "get priority over",
                           "rank ahead of", "outrank", "take precedence over"),
     "competes_for": ("compete for", "contend for", "vie for", "fight for"),
-    "depends_on": ("depend on", "rely on", "run on", "need", "require", "hinge on", "call"),
+    "depends_on": ("depend on", "run on", "need", "require", "hinge on", "call"),
     "observes": ("watch", "monitor", "observe", "track", "keep eye on", "keep track of"),
     "ignores": ("ignore", "disregard", "overlook"),
     "retries": ("retry", "resend", "re-send", "re-try", "reissue", "re-issue", "resubmit"),
@@ -159,7 +165,8 @@ _RELATION_CUES: dict[str, tuple[str, ...]] = {
                         "flag as missing", "mark as missing"),
     "holds_lock": ("hold", "hold lock", "keep hold of", "keep hold on", "lock"),
     "races_with": ("race with", "race against", "collide with", "clash with"),
-    "assumes": ("assume", "presume", "take for granted"),
+    "assumes": ("assume", "presume", "take for granted", "assume that", "believe that",
+                "think that", "presume that", "suppose that", "expect that"),
     "amplifies": ("amplify", "magnify", "boost", "intensify"),
     "validates": ("validate", "verify", "check", "cross-check", "vet", "check against",
                   "verify against", "validate against"),

@@ -111,6 +111,11 @@ class _RelationTyper:
         # proposed term
         base = c.state if arity == 1 and c.state else c.verb
         name = _snake(("not " if c.negated else "") + base)
+        # a proposed name carries its arity, so one verb read with one argument in one text and
+        # two in another gives two terms, never a clash within a batch ("receive" /
+        # "receive_state")
+        if arity == 1:
+            name = name[:54] + "_state"
         existing = self.vocab.get(name)
         if existing is not None and not existing.accepts_arity(arity):
             name = f"{name}_{'state' if arity == 1 else 'rel'}"
