@@ -100,3 +100,30 @@ def test_library_outcome_is_one_transaction(tmp_path: Path) -> None:
         assert got["verdict"] == "better" and m.log()[0]["outcome"] == "useful"
         assert fit_triggers(m)["triggers"]["high_stakes"]["useful_rate"] == 1.0
         assert m.outcomes()[0]["ledger_verdict"] == "better"
+
+
+def test_app_find_then_record_outcome_feeds_fit_and_ledger(tmp_path: Path) -> None:
+    """The application layer closes the loop the way every face does: find, act, record."""
+    from analogist import Analogist
+    from analogist.casebook import load_casebook
+
+    cases = [c for c in load_casebook() if c.decoy_of is None][:4]
+    with Analogist.open(tmp_path / "app.db", embeddings=False, llm=False) as api:
+        for c in cases[1:]:
+            api.add(c.signature)
+        found = api.find(cases[0].signature, k=2)
+        assert found.log_id is not None
+        used = found.results[0].episode_id
+        got = api.record_outcome(found.log_id, helped=True, used=used)
+        assert got["log_id"] == found.log_id and got["outcome"] == "useful"
+        neg = api.record_outcome(used=used, negative=True, result=2, counterfactual=4,
+                                 item="task-9")
+        assert neg["verdict"] == "worse" and neg["log_id"] != found.log_id
+        with pytest.raises(AnalogistError, match="not both"):
+            api.record_outcome(found.log_id, helped=True, negative=True)
+        fit = fit_triggers(api.memory())
+        assert fit["untriggered"]["with_outcome"] == 2
+        assert fit["untriggered"]["useful_rate"] == 0.5
+        assert fit["untriggered"]["negative_rate"] == 0.5
+    assert _rows(tmp_path / "app.db") == {"analogy_log": 2, "analogy_outcomes": 2,
+                                          "transfer_ledger": 1}

@@ -42,6 +42,7 @@ from analogist.params import bounded, check_bounds
 from analogist.retrieve import FindResult, RetrieveParams, Retriever, level_embeddings
 from analogist.signature import Signature, compile_signature, validate_signature
 from analogist.sme import MatchResult, match
+from analogist.triggers import record_outcome
 
 if TYPE_CHECKING:
     from analogist.encode.base import EncodeResult
@@ -341,13 +342,7 @@ class Analogist:
         if isinstance(value, Mapping):
             return validate_signature(dict(value), source=field)
         if isinstance(value, (str, int)) and not isinstance(value, bool):
-            ns = self.namespace(namespace)
-            row = self.memory().get(value, ns)
-            if row is None and isinstance(value, str) and value.isdigit() and len(value) < 19:
-                row = self.memory().get(int(value), ns)
-            if row is None:
-                raise AnalogistError(f"no episode {value!r} in namespace {ns!r}", field=field)
-            return row.signature
+            return self.episode(value, namespace=namespace, field=field).signature
         raise AnalogistError("expected a Signature object or an episode id", field=field)
 
     def encode(self, text: str, *, writer: str | None = None, episode_id: str | None = None,
@@ -392,6 +387,61 @@ class Analogist:
         row = m.get(sid, ns)
         assert row is not None
         return row
+
+    def episodes(self, namespace: str | None = None, *, include_superseded: bool = False,
+                 limit: int | None = None, offset: int = 0) -> list[StoredEpisode]:
+        """The stored episodes of ``namespace`` in id order (a page of them with ``limit`` /
+        ``offset``)."""
+        return self.memory().list(self.namespace(namespace),
+                                  include_superseded=include_superseded, limit=limit,
+                                  offset=offset)
+
+    def delete(self, episode: int | str, *, namespace: str | None = None) -> StoredEpisode:
+        """Delete one stored episode (row id or episode id; a string of digits is tried as an
+        episode id, then as a row id). Returns the deleted row; an error naming ``episode``
+        when ``namespace`` has no such episode (nothing is deleted)."""
+        ns = self.namespace(namespace)
+        m = self.memory()
+        row = self.episode(episode, namespace=ns)
+        m.delete(row.id, ns)
+        return row
+
+    def episode(self, value: int | str, *, namespace: str | None = None,
+                field: str = "episode") -> StoredEpisode:
+        """The stored episode with this episode id or row id (a string of digits is tried as an
+        episode id, then as a row id), else an error naming ``field``."""
+        ns = self.namespace(namespace)
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise AnalogistError("expected an episode id (text) or a row id (integer)",
+                                 field=field)
+        if isinstance(value, int) and not 0 <= value < 2 ** 63:
+            raise AnalogistError(f"no episode {value} in namespace {ns!r}"[:300], field=field)
+        m = self.memory()
+        row = m.get(value, ns)
+        if row is None and isinstance(value, str) and value.isdigit() and len(value) < 19:
+            row = m.get(int(value), ns)
+        if row is None:
+            raise AnalogistError(f"no episode {value!r} in namespace {ns!r}"[:300], field=field)
+        return row
+
+    def record_outcome(self, log_id: int | None = None, *, helped: bool | None = None,
+                       negative: bool = False, used: str | None = None,
+                       note: str | None = None, result: float | None = None,
+                       counterfactual: float | None = None, higher_is_better: bool = True,
+                       item: str | None = None, action: str | None = None,
+                       namespace: str | None = None) -> dict[str, Any]:
+        """Close the loop: record what the analogy attempt ``log_id`` (a ``find``'s
+        ``FindResult.log_id``, or a recorded trigger firing) led to — ``helped`` True or False,
+        or ``negative=True`` for a negative transfer — so that ``triggers fit`` and ``ledger``
+        have data. ``used`` names the analogue acted on (required without ``log_id``: an
+        analogy used outside ``find`` gets its own log entry); ``result`` with
+        ``counterfactual`` (the no-analogy result on the same item) also writes a ledger entry.
+        One transaction; nothing is written when any value is bad. Returns ``{"id", "log_id",
+        "ledger", "outcome", "verdict"}`` (see :func:`analogist.triggers.record_outcome`)."""
+        return record_outcome(self.memory(), log_id, helped=helped, negative=negative,
+                              used=used, note=note, result=result,
+                              counterfactual=counterfactual, higher_is_better=higher_is_better,
+                              item=item, action=action, namespace=self.namespace(namespace))
 
     def add_many(self, signatures: Iterable[Signature | Mapping[str, Any]], *,
                  namespace: str | None = None, batch_size: int = 500,

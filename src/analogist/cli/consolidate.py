@@ -14,6 +14,7 @@ from analogist.cli.base import (
     _open_store,
     _with_store,
     app,
+    make_app,
 )
 from analogist.errors import AnalogistError
 
@@ -245,8 +246,6 @@ def outcome_command(
 ) -> None:
     """Record what an analogy led to (helped, did not help, negative transfer): the data
     'triggers fit' and 'ledger' read."""
-    from analogist.triggers import record_outcome
-
     try:
         lid = None
         if log_id is not None:
@@ -254,11 +253,10 @@ def outcome_command(
                 raise AnalogistError(f"expected a log id (a whole number of at most 18 "
                                      f"digits), got {log_id!r}"[:200], field="LOG_ID")
             lid = int(log_id)
-        with _open_store(store) as m:
-            got = record_outcome(m, lid, helped=helped, negative=negative, used=used,
-                                 note=note, result=result, counterfactual=counterfactual,
-                                 higher_is_better=not lower_is_better, item=item,
-                                 namespace=namespace)
+        with make_app(store, namespace=namespace) as api:
+            got = api.record_outcome(lid, helped=helped, negative=negative, used=used,
+                                     note=note, result=result, counterfactual=counterfactual,
+                                     higher_is_better=not lower_is_better, item=item)
     except AnalogistError as e:
         _fail(str(e))
     if as_json:

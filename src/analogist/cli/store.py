@@ -137,11 +137,8 @@ def show_command(
     from analogist.signature import dump_signature
 
     try:
-        with _open_store(store) as m:
-            key: int | str = int(episode) if episode.isdigit() else episode
-            ep = m.get(key, namespace)
-            if ep is None:
-                raise AnalogistError(f"no episode {episode!r} in namespace {namespace!r}")
+        with make_app(store, namespace=namespace) as api:
+            ep = api.episode(episode)
     except AnalogistError as e:
         _fail(str(e))
     typer.echo(dump_signature(ep.signature, "json" if as_json else "yaml").rstrip())
@@ -180,13 +177,11 @@ def delete_command(
 ) -> None:
     """Delete one stored episode."""
     try:
-        with _open_store(store) as m:
-            key: int | str = int(episode) if episode.isdigit() else episode
-            if not m.delete(key, namespace):
-                raise AnalogistError(f"no episode {episode!r} in namespace {namespace!r}")
+        with make_app(store, namespace=namespace) as api:
+            row = api.delete(episode)
     except AnalogistError as e:
         _fail(str(e))
-    typer.echo(f"deleted {episode}")
+    typer.echo(f"deleted {row.episode_id} (id {row.id})")
 
 
 @app.command("log")
