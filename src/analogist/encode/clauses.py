@@ -20,6 +20,8 @@ from analogist.encode.lexicon import (
     _OBJECT_CONTROL,
     _PRONOUNS_PLURAL,
     _PRONOUNS_SINGULAR,
+    _NEG_ADVERBS,
+    _NEG_PRONOUNS,
     _QUANTIFIERS,
     _RELATIVE,
     _SKIP_PREPS,
@@ -58,6 +60,7 @@ class _Clause:
     causal: str | None = None      # edge type when a causal verb
     complement: str = ""           # a later "prep + word" ("treats X *as truth*"), for typing
     sources: list[_Mention] = field(default_factory=list)   # "copies X *from Y*" beside a dobj
+    objects_moved: bool = False    # "nobody checked X": X became the subject of a state
 
 
 @dataclass
@@ -181,6 +184,29 @@ class _ClauseReader:
                 c.dep_ in ("nsubj", "nsubjpass", "attr", "acomp", "expl") for c in tok.children)
         return False
 
+    @staticmethod
+    def _negated(v: Any) -> bool:
+        """Is the clause headed by ``v`` negated? A ``not``/``never`` on the verb or on its
+        auxiliary, a negative frequency adverb ("hardly ever", "rarely", "seldom", "barely"), a
+        negative subject ("nobody", "nothing", "no engine", "none of the tailors"), or a gerund
+        under "without" ("without checking the map")."""
+        for ch in v.children:
+            if ch.dep_ == "neg":
+                return True
+            if ch.dep_ == "advmod" and (ch.lower_ in _NEG_ADVERBS or any(
+                    g.dep_ == "advmod" and g.lower_ in _NEG_ADVERBS for g in ch.children)):
+                return True
+            if ch.dep_ in ("nsubj", "nsubjpass", "dobj") and (
+                    ch.lower_ in _NEG_PRONOUNS or any(
+                        d.dep_ == "det" and d.lower_ == "no" for d in ch.children)):
+                if ch.dep_ != "dobj" or ch.lower_ in _NEG_PRONOUNS:
+                    return True
+            if ch.dep_ in ("nsubj", "nsubjpass") and ch.lower_ == "none":
+                return True
+        if v.dep_ in ("pcomp", "advcl") and v.head.lower_ == "without":
+            return True
+        return v.dep_ == "pcomp" and v.head.dep_ == "prep" and v.head.lower_ == "without"
+
     def _prep_object(self, prep: Any) -> tuple[str, Any] | None:
         """(preposition words, object token) of a prepositional phrase, following "off of"."""
         words = [prep.text.lower()]
@@ -264,7 +290,7 @@ class _ClauseReader:
         verb = f"{lemma} {particle}".strip()
         verb_text = f"{v.text.lower()} {particle}".strip()
         c = _Clause(idx=idx, sent=si, tok=v.i, lemma=lemma, verb=verb, verb_text=verb_text)
-        c.negated = any(ch.dep_ == "neg" for ch in children)
+        c.negated = self._negated(v)
 
         subj_toks = [ch for ch in children if ch.dep_ in ("nsubj", "csubj", "expl")]
         pass_toks = [ch for ch in children if ch.dep_ == "nsubjpass"]
@@ -411,6 +437,13 @@ class _ClauseReader:
                 c.state = v.text.lower()
             elif c.causal is None and not any(ch.dep_ in ("ccomp", "xcomp") for ch in children):
                 c.state = lemma if lemma != "be" else None
+        if (not subjects and c.event_subject is None and c.causal is None and objects
+                and any(ch.dep_ in ("nsubj", "nsubjpass") and ch.lower_ in _NEG_PRONOUNS
+                        for ch in children)):
+            # "nobody updated the map", "nothing broke the loop": a negated state of the object
+            c.subjects, c.objects, c.objects_moved = objects, [], True
+            c.state, c.negated = lemma, True
+            return c
         if not subjects and c.event_subject is None:
             return c if c.causal else None
         return c

@@ -474,8 +474,18 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
         if dropped:
             notes.append(f"{dropped} causal link(s) dropped: an end had no atom over kept roles, "
                          f"or repeated another edge")
-        # states that appear in no edge are kept as unary atoms only through edges; relations
-        # carry only binary atoms (the Signature's relations hold over roles).
+        # a vocabulary state that appears in no edge ("the pump's motor burnt out" →
+        # failure(pump)) is kept as a unary relation, so two stories that share the state share
+        # structure; proposed states stay out (they name surface verbs)
+        in_edges = {nd.clause for lk in links for nd in (lk.cause, lk.effect)
+                    if nd.clause is not None}
+        for c in live:
+            t = typed.get(c.idx)
+            if t is None or t.arity != 1 or t.proposed or c.idx in in_edges:
+                continue
+            at = clause_atom(c)
+            if at is not None and state_pred_arity.setdefault(t.name, 1) == 1:
+                relations.append([t.name, at[at.index("(") + 1:-1]])
 
         # -- levels
         l0, cut = self._clip_sentences([s.text for s in sents], p.max_level_chars)
