@@ -60,7 +60,15 @@ def _records(n: int, seed: int) -> list[dict[str, Any]]:
 
 
 def _steps(recs: list[dict[str, Any]]) -> dict[str, float]:
-    """CPU microseconds per episode of each preparation step."""
+    """CPU microseconds per episode of each preparation step (with the collector paused, as
+    ``add_many`` runs them)."""
+    from analogist.memory.sqlite import _collector_paused
+
+    with _collector_paused():
+        return _timed_steps(recs)
+
+
+def _timed_steps(recs: list[dict[str, Any]]) -> dict[str, float]:
     import json as _json
 
     from analogist.index.features import extract_features

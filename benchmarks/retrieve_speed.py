@@ -235,6 +235,37 @@ def _top(fused: Any) -> Any:
     return top(fused, 20, positive=True)
 
 
+def _write(args: argparse.Namespace, rows: list[dict[str, Any]], *, partial: bool
+           ) -> dict[str, bool | None]:
+    """Write the report of the sizes done so far (``partial`` while more are to come)."""
+    by = {r["size"]: r for r in rows if "error" not in r}
+
+    def at(n: int, f: Any) -> bool | None:
+        return None if n not in by else bool(f(by[n]))
+
+    targets = {
+        "find_cpu_p50_le_20ms_at_100k": at(100_000, lambda r: r["find"]["cpu"]["p50_ms"] <= 20),
+        "find_cpu_p50_le_50ms_at_1M": at(1_000_000, lambda r: r["find"]["cpu"]["p50_ms"] <= 50),
+        "stage1_within_2x_of_scipy_at_100k": at(100_000,
+                                                lambda r: r["stage1_ratio_cpu_p50"] <= 2),
+        "stage1_within_2x_of_scipy_at_1M": at(1_000_000,
+                                              lambda r: r["stage1_ratio_cpu_p50"] <= 2),
+        "cold_cli_find_le_1s_wall_at_100k": at(
+            100_000, lambda r: r["cold_cli_find"].get("wall_p50_s", 99) <= 1.0),
+        "rss_le_4GiB_at_1M": at(1_000_000, lambda r: r["peak_rss_mib"] <= 4096),
+    }
+    report = {"benchmark": "retrieve_speed",
+              "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+              "machine": {"python": sys.version.split()[0], "platform": platform.platform(),
+                          "cpu_count": os.cpu_count()},
+              "settings": {"sizes": args.sizes, "queries": args.queries, "seed": args.seed,
+                           "shortlist": 20},
+              "targets": targets, "rows": rows, "partial": partial}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return targets
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
@@ -266,6 +297,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(json.loads(p.stdout.strip().splitlines()[-1]))
             for f in Path(tmp).glob(f"store-{n}.db*"):
                 f.unlink()
+            _write(args, rows, partial=n != args.sizes[-1])  # partial results as sizes finish
     t = Table(title="retrieval speed (synthetic stores from casebook structures; CPU ms "
                     "unless marked wall)", title_justify="left")
     for c in ("size", "add/s (cpu)", "index load s", "stage1 p50", "scipy p50", "ratio",
@@ -283,33 +315,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['cold_cli_find'].get('wall_p50_s', float('nan')):.2f}",
                   f"{r['peak_rss_mib']:.0f}")
     console.print(t)
-    by = {r["size"]: r for r in rows if "error" not in r}
-
-    def at(n: int, f: Any) -> bool | None:
-        return None if n not in by else bool(f(by[n]))
-
-    targets = {
-        "find_cpu_p50_le_20ms_at_100k": at(100_000, lambda r: r["find"]["cpu"]["p50_ms"] <= 20),
-        "find_cpu_p50_le_50ms_at_1M": at(1_000_000, lambda r: r["find"]["cpu"]["p50_ms"] <= 50),
-        "stage1_within_2x_of_scipy_at_100k": at(100_000,
-                                                lambda r: r["stage1_ratio_cpu_p50"] <= 2),
-        "stage1_within_2x_of_scipy_at_1M": at(1_000_000,
-                                              lambda r: r["stage1_ratio_cpu_p50"] <= 2),
-        "cold_cli_find_le_1s_wall_at_100k": at(
-            100_000, lambda r: r["cold_cli_find"].get("wall_p50_s", 99) <= 1.0),
-        "rss_le_4GiB_at_1M": at(1_000_000, lambda r: r["peak_rss_mib"] <= 4096),
-    }
+    targets = _write(args, rows, partial=False)
     for k, v in targets.items():
         console.print(f"target {k}: {({True: 'PASS', False: 'FAIL', None: 'not run'})[v]}")
-    report = {"benchmark": "retrieve_speed",
-              "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-              "machine": {"python": sys.version.split()[0], "platform": platform.platform(),
-                          "cpu_count": os.cpu_count()},
-              "settings": {"sizes": args.sizes, "queries": args.queries, "seed": args.seed,
-                           "shortlist": 20},
-              "targets": targets, "rows": rows}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     console.print(f"wrote {args.out}")
     return 0
 

@@ -16,3 +16,7 @@ def no_llm(tmp_path, monkeypatch):
                 k.startswith("ANALOGIST_") and k.endswith(("_BASE_URL", "_MODEL", "_API_KEY"))):
             monkeypatch.delenv(k, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+
+
+# PostgreSQL servers (tests/pg.py): pg_servers, pg_module_db, pg_url, pg_server_dbs
+from tests.pg import pg_module_db, pg_server_dbs, pg_servers, pg_url  # noqa: E402,F401

@@ -48,7 +48,9 @@ def test_round_trip_through_the_commands(store: Path, tmp_path: Path) -> None:
     shown = run("show", "l1", "--store", str(store), "--json")
     assert shown.exit_code == 0 and json.loads(shown.output)["episode_id"] == "l1"
     target = tmp_path / "target.json"
-    target.write_text(json.dumps(ledger("probe")))
+    # the same structure in other words (a stored copy of the query itself is never an answer)
+    target.write_text(json.dumps(ledger("probe") | {"surface": {"domain": "bookkeeping",
+                                                                "entities": ["journal"]}}))
     found = run("find", str(target), "--store", str(store), "--json", "--k", "2")
     assert found.exit_code == 0, found.output
     data = json.loads(found.output)

@@ -126,9 +126,36 @@ def test_health_and_openapi_document_every_route(env):
               "/v1/health", "/v1/metrics"):
         assert p in paths, p
     m = c.get("/v1/metrics", headers=H(env)).json()
-    assert m["requests"] >= 2 and "POST /v1/ns/{namespace}/episodes/bulk" in m["routes"]
+    assert m["requests"] >= 1 and "POST /v1/ns/{namespace}/episodes/bulk" in m["routes"]
     assert m["routes"]["POST /v1/ns/{namespace}/episodes/bulk"]["latency_ms"]["p50"] > 0
     assert c.get("/v1/whoami", headers=H(env, "ab")).json()["namespaces"] == ["alpha", "beta"]
+
+
+def test_metrics_are_scoped_to_the_keys_namespaces(env, tmp_path):
+    """A key sees the request counts of its own namespaces only; an admin key sees all."""
+    from analogist.server import create_app
+
+    store = tmp_path / "m.db"
+    ka, kb = keys_add(store, "ka", ["alpha"]), keys_add(store, "kb", ["beta"])
+    adm = keys_add(store, "ops", [], admin=True)
+    with _Server(create_app(store, rate_per_minute=0)) as srv, \
+            httpx.Client(base_url=srv.url, timeout=60) as c:
+        for _ in range(3):
+            assert c.get("/v1/ns/beta/episodes", headers={"X-API-Key": kb}).status_code == 200
+        assert c.get("/v1/ns/alpha/episodes", headers={"X-API-Key": ka}).status_code == 200
+        assert c.get("/v1/ns/beta/episodes", headers={"X-API-Key": ka}).status_code == 403
+        ma = c.get("/v1/metrics", headers={"X-API-Key": ka}).json()
+        assert ma["scope"] == "namespaces" and ma["namespaces"] == ["alpha"]
+        assert ma["routes"]["GET /v1/ns/{namespace}/episodes"]["count"] == 1
+        assert ma["requests"] == 1                       # beta's 3 and the refused one: unseen
+        mb = c.get("/v1/metrics", headers={"X-API-Key": kb}).json()
+        assert mb["routes"]["GET /v1/ns/{namespace}/episodes"]["count"] == 3
+        m = c.get("/v1/metrics", headers={"X-API-Key": adm}).json()
+        assert m["scope"] == "admin"
+        ep = m["routes"]["GET /v1/ns/{namespace}/episodes"]
+        assert ep["count"] == 5 and ep["status"] == {"200": 4, "403": 1}
+        assert c.get("/v1/whoami", headers={"X-API-Key": adm}).json()["admin"] is True
+        assert c.get("/v1/ns/alpha/episodes", headers={"X-API-Key": adm}).status_code == 403
 
 
 def test_missing_wrong_and_revoked_keys_are_401(env):
@@ -503,3 +530,64 @@ def test_arbitrary_tokens_never_verify(tmp_path_factory, text):
     with KeyStore(store) as ks:
         assert ks.verify(text) is None
         assert ks.verify("ak_" + text) is None
+
+
+def test_docs_are_served_offline_with_the_schemes_and_the_signature_schema(env):
+    """/docs loads Swagger UI from the package's own files (no network address in the page),
+    and the OpenAPI document declares the key schemes and the Signature schema."""
+    import re
+
+    from analogist.service.docs import signature_components
+    from analogist.signature import signature_json_schema
+
+    c = env["c"]
+    page = c.get("/docs")
+    assert page.status_code == 200
+    refs = re.findall(r'(?:src|href)="([^"]+)"', page.text)
+    assert refs and all(r.startswith("/docs/static/") for r in refs), refs
+    assert not re.search(r"https?://", page.text.replace("http://www.w3.org", ""))
+    for r in refs:
+        a = c.get(r)
+        assert a.status_code == 200 and len(a.content) > 500, r
+    assert c.get("/docs/static/../server.py").status_code == 404
+    doc = c.get("/openapi.json").json()
+    schemes = doc["components"]["securitySchemes"]
+    assert schemes["bearer"] == {**schemes["bearer"], "type": "http", "scheme": "bearer"}
+    assert schemes["apiKey"]["in"] == "header" and schemes["apiKey"]["name"] == "X-API-Key"
+    find = doc["paths"]["/v1/ns/{namespace}/find"]["post"]
+    assert {"bearer": []} in find["security"] and {"apiKey": []} in find["security"]
+    assert "security" not in doc["paths"]["/v1/health"]["get"]
+    sig = doc["components"]["schemas"]["Signature"]
+    assert sig == signature_components()["Signature"]
+    assert set(sig["properties"]) == set(signature_json_schema()["properties"])
+    assert "#/$defs/" not in json.dumps(doc)
+    body = doc["paths"]["/v1/ns/{namespace}/episodes"]["post"]["requestBody"]
+    assert body["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/Signature"}
+    bulk = doc["components"]["schemas"]["BulkBody"]["properties"]["episodes"]
+    assert bulk["items"] == {"$ref": "#/components/schemas/Signature"}
+
+
+def test_outcomes_close_the_loop_over_http(env):
+    """A find's log entry gets an outcome; an analogy used outside find gets its own; a
+    negative transfer with results writes a ledger entry the ledger route counts."""
+    c, h = env["c"], H(env)
+    found = c.post("/v1/ns/alpha/find", json={"episode": 1, "k": 3, "critic": False},
+                   headers=h).json()
+    assert found["log_id"]
+    r = c.post("/v1/ns/alpha/outcomes", json={"log_id": found["log_id"], "helped": True,
+                                              "used": found["results"][0]["episode_id"]
+                                              if found.get("results") else None}, headers=h)
+    assert r.status_code == 201, r.text
+    assert r.json()["log_id"] == found["log_id"] and r.json()["outcome"] == "useful"
+    before = c.get("/v1/ns/alpha/ledger", headers=h).json()
+    r = c.post("/v1/ns/alpha/outcomes", json={"used": "x-analogue", "negative": True,
+                                              "result": 3, "counterfactual": 5}, headers=h)
+    assert r.status_code == 201 and r.json()["verdict"] == "worse", r.text
+    assert r.json()["log_id"] != found["log_id"]
+    after = c.get("/v1/ns/alpha/ledger", headers=h).json()
+    assert after["entries"] == before["entries"] + 1 and after["worse"] == before["worse"] + 1
+    # another namespace's log entry is not found from here
+    r = c.post("/v1/ns/beta/outcomes", json={"log_id": found["log_id"], "helped": False},
+               headers=H(env, "b"))
+    assert r.status_code == 404 and r.json()["error"]["field"] == "log_id"

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -37,10 +38,16 @@ from typing import TYPE_CHECKING, Any, Literal
 from analogist.errors import AnalogistError
 from analogist.judge import AnalogyReport, JudgeParams, judge_mapping
 from analogist.llm.base import DEFAULT_WRITER, WRITERS
+from analogist.memory import is_postgres_url, open_memory
 from analogist.memory.sqlite import Memory, StoredEpisode, _namespace
 from analogist.params import bounded, check_bounds
 from analogist.retrieve import FindResult, RetrieveParams, Retriever, level_embeddings
-from analogist.signature import Signature, compile_signature, validate_signature
+from analogist.signature import (
+    Signature,
+    compile_signature,
+    signature_json_schema,
+    validate_signature,
+)
 from analogist.sme import MatchResult, match
 from analogist.triggers import record_outcome
 
@@ -50,8 +57,8 @@ if TYPE_CHECKING:
     from analogist.foresight.loop import ForesightParams, ForesightResult
     from analogist.safeguard import Safeguard, SafeguardReport, Turn
 
-__all__ = ["DEFAULT_WRITER", "LIMITS", "WRITERS", "Analogist", "Limits", "MapOutcome",
-           "Settings", "default_store_path"]
+__all__ = ["DEFAULT_WRITER", "LIMITS", "SCHEMAS", "WRITERS", "Analogist", "Limits",
+           "MapOutcome", "Settings", "default_store_path", "json_schema"]
 
 """The writer every face uses when none is asked for: the offline deterministic encoder."""
 
@@ -90,14 +97,56 @@ class Limits:
 LIMITS = Limits()
 
 
-def default_store_path(env: Mapping[str, str] | None = None) -> Path:
-    """``$ANALOGIST_STORE``, else ``$XDG_DATA_HOME/analogist/store.db``, else
-    ``~/.local/share/analogist/store.db``."""
+_MANGLED_URL = re.compile(r"^(postgres(?:ql)?):/(?!/)", re.I)
+
+
+def store_location(store: str | Path) -> Path | str:
+    """A store as the backends take it: a ``postgresql://`` URL stays a string (a URL that went
+    through ``pathlib.Path`` — a CLI option — gets its ``//`` back), anything else is a path."""
+    s = str(store)
+    if is_postgres_url(s):
+        return s
+    if isinstance(store, Path) and _MANGLED_URL.match(s):
+        return _MANGLED_URL.sub(r"\1://", s)
+    return store
+
+
+def default_store_path(env: Mapping[str, str] | None = None) -> Path | str:
+    """``$ANALOGIST_STORE`` (a file path or a ``postgresql://`` URL), else
+    ``$XDG_DATA_HOME/analogist/store.db``, else ``~/.local/share/analogist/store.db``."""
     env = os.environ if env is None else env
     if env.get("ANALOGIST_STORE"):
-        return Path(env["ANALOGIST_STORE"])
+        return store_location(env["ANALOGIST_STORE"]) if is_postgres_url(
+            env["ANALOGIST_STORE"]) else Path(env["ANALOGIST_STORE"])
     base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "analogist" / "store.db"
+
+
+SCHEMAS: tuple[str, ...] = ("signature", "event", "turn")
+"""The input formats :func:`json_schema` describes (``analogist schema NAME``)."""
+
+
+def json_schema(name: str = "signature") -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of one input format every face accepts: ``signature``
+    (an episode's structural signature), ``event`` (a foresight event) or ``turn`` (a debate
+    turn for the analogy check). ``analogist schema``, the MCP tools and the HTTP API's
+    OpenAPI document all describe their arguments with these."""
+    if name == "signature":
+        return signature_json_schema()
+    if name == "event":
+        from analogist.foresight.event import Event  # foresight, loaded on use
+
+        schema = Event.model_json_schema(mode="validation")
+    elif name == "turn":
+        from analogist.safeguard.turn import Turn  # the safeguard, loaded on use
+
+        schema = Turn.model_json_schema(mode="validation")
+        schema["additionalProperties"] = False      # an unknown top-level key is refused
+    else:
+        raise AnalogistError(f"unknown schema {name!r}; expected one of {', '.join(SCHEMAS)}",
+                             field="schema")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return schema
 
 
 @dataclass(frozen=True)
@@ -106,7 +155,8 @@ class Settings:
 
     Attributes:
         store: the SQLite store file (created when missing); ``":memory:"`` for a private,
-            single-thread store.
+            single-thread store; or a ``postgresql://user@host:port/db`` URL (the ``postgres``
+            extra).
         namespace: the namespace calls use when they name none.
         embeddings: use the offline text embedder as a MAC channel (when the namespace has
             level embeddings) and store each added episode's L1–L3 embeddings.
@@ -141,6 +191,7 @@ class Settings:
     env: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "store", store_location(self.store))
         _namespace(self.namespace)
         check_bounds(self)
         if self.writer not in WRITERS:
@@ -221,9 +272,9 @@ class Analogist:
         m = getattr(self._local, "memory", None)
         if m is None:
             store = str(self.settings.store)
-            if store != ":memory:" and not Path(store).is_dir():
+            if store != ":memory:" and not is_postgres_url(store) and not Path(store).is_dir():
                 Path(store).parent.mkdir(parents=True, exist_ok=True)
-            m = Memory.open(store)
+            m = open_memory(store)
             self._local.memory = m
             self._local.retrievers = {}
             with self._lock:

@@ -231,6 +231,15 @@ def _surface_tokens_of(data: dict[str, Any]) -> set[str]:
     return surface_tokens_of_data(data)
 
 
+def _identity(sig: Signature) -> dict[str, Any]:
+    """What makes two signatures the same episode: everything but the id, the provenance and
+    the verified flag."""
+    data = sig.model_dump(mode="json")
+    for meta in ("episode_id", "provenance", "verified"):
+        data.pop(meta, None)
+    return data
+
+
 def _top(scores: np.ndarray, k: int, *, positive: bool) -> np.ndarray:
     """Positions of the ``k`` best ``scores``, best first, ties by position ascending (rows are
     in id order, so by id); only positive scores when ``positive``. A partial sort
@@ -496,13 +505,15 @@ class Retriever:
                 skipped.append(f"episode {sid}: {e}")
         hits.sort(key=lambda h: (-h.score, -h.stage1, h.id))
         hits = _superseded_below_replacements(hits)
+        itself = self._query_itself(target, hits)   # never answer a query with itself
+        hits = [h for h in hits if h.schema or h.id not in itself]
         t2 = time.perf_counter()
         no_match = not hits or hits[0].score < p.min_score
         results = tuple(hits[:k])
         decoy = None
         if p.decoy_probe and len(ids):
             decoy = self._probe(target, target_desc, target_total, ids, fused,
-                                {h.id for h in results if h.score >= p.min_score})
+                                {h.id for h in results if h.score >= p.min_score} | itself)
         t3 = time.perf_counter()
         log_id = None
         if self.log:
@@ -529,6 +540,28 @@ class Retriever:
             par = self._parametric(parametric, target, skipped)
         return FindResult(target.episode_id, no_match, results, decoy,
                           tuple(channels), tuple(skipped), timings, log_id, par)
+
+    def _query_itself(self, target: Signature, hits: list[Hit]) -> set[int]:
+        """The stored rows that are the query itself: the episode with the query's episode id,
+        and any retrieved episode whose signature equals the query's but for its id and
+        provenance."""
+        out: set[int] = set()
+        row = self.memory.get(target.episode_id, self.namespace)
+        if row is not None:
+            out.add(row.id)
+        key: dict[str, Any] | None = None
+        for h in hits:
+            if h.schema or h.id in out:
+                continue
+            sig = self._episode(h.id)[0].signature
+            if len(sig.relations) != len(target.relations) or \
+                    len(sig.causal_chain) != len(target.causal_chain):
+                continue
+            if key is None:
+                key = _identity(target)
+            if _identity(sig) == key:
+                out.add(h.id)
+        return out
 
     def _criticise(self, critic: Any, h: Hit, target: Signature, skipped: list[str]) -> Hit:
         from dataclasses import replace

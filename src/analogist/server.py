@@ -10,6 +10,8 @@ document at ``/openapi.json`` (and ``/docs``). Every data route names its namesp
   inside the named namespace, so another namespace's ids are "not found" (404) even there;
 * 413 — a body over ``max_body_bytes`` (refused before any handler runs);
 * 429 — over the key's rate (a token bucket of ``rate_per_minute``; ``Retry-After`` is set);
+* 503 — a find, map, foresight brief or check while the queue of such requests is full
+  (``Retry-After`` is set);
 * 400 — malformed JSON (the message gives line and column) or input the library refuses (an
   :class:`~analogist.errors.AnalogistError`; the message names the field); 422 — a body of the
   wrong shape (the message names the field). Writes are single transactions, so a refused
@@ -29,9 +31,12 @@ the CLI and the MCP server use, so a request here gets the answer the other face
 defaults (:class:`~analogist.app.Settings`) and limits (:data:`~analogist.app.LIMITS`). This
 module parses, authenticates, limits and renders.
 
-Concurrency: handlers run in the server's thread pool; each thread has its own connection to the
-store (SQLite connections are per thread) and its own retriever per namespace. Writes serialise
-on SQLite's write lock (``BEGIN IMMEDIATE``, 30 s busy timeout).
+Concurrency: handlers run in the server's thread pool, off the event loop; each thread has its
+own connection to the store (SQLite connections are per thread) and its own retriever per
+namespace. Finds, maps, foresight briefs and checks take one of a fixed number of slots (one per
+core by default) and wait in arrival order for one; when the queue is full they are refused
+with 503 and ``Retry-After`` (:mod:`analogist.service.admission`). Writes serialise on SQLite's
+write lock (``BEGIN IMMEDIATE``, 30 s busy timeout).
 """
 
 import contextlib
@@ -46,20 +51,36 @@ from fastapi import Depends, FastAPI, Query, Request
 from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
+from pydantic_core import PydanticCustomError
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from analogist.app import DEFAULT_WRITER, LIMITS, WRITERS, Analogist, Settings
 from analogist.errors import AnalogistError
 from analogist.llm.base import NO_LLM_REASON
 from analogist.memory.sqlite import DuplicateEpisodeError, NotFoundError
+from analogist.service.admission import Admission, Busy
+from analogist.service.docs import SIGNATURE_REF, install_docs
 from analogist.service.keys import ApiKey, KeyStore, check_namespace
 from analogist.service.runtime import BodyLimit, Jobs, Metrics, RateLimiter
+from analogist.service.sessions import (
+    COOKIE,
+    CSRF_HEADER,
+    DEFAULT_TTL,
+    Session,
+    Sessions,
+    same_origin,
+)
+from analogist.triggers import ledger_summary
 
 __all__ = ["DEFAULT_MAX_BODY", "DEFAULT_RATE", "ApiError", "create_app", "serve"]
 
 DEFAULT_MAX_BODY = 1_000_000
 DEFAULT_RATE = 600.0
 MAX_BULK = 1000
+MAX_ID = 2 ** 63 - 1
+"""The largest integer id, offset or limit (SQLite's INTEGER range)."""
 
 
 class ApiError(Exception):
@@ -79,20 +100,36 @@ def _err(status: int, type_: str, message: str, field: str | None = None,
 
 
 # -- request bodies ------------------------------------------------------------------------
+_SIG_OR_NULL: dict[str, Any] = {"anyOf": [{"$ref": SIGNATURE_REF}, {"type": "null"}]}
+
 class _Body(BaseModel):
+    """A request body: unknown keys are refused with the valid ones named."""
+
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            extra = [k for k in data if k not in cls.model_fields]
+            if extra:
+                raise PydanticCustomError(
+                    "unknown_key", "unknown key '{key}'; expected one of {valid}",
+                    {"key": str(extra[0])[:100], "valid": ", ".join(cls.model_fields)})
+        return data
 
 
 class Ref(_Body):
     """A signature given inline (``signature``) or a stored episode of the namespace
     (``episode``: row id or episode id)."""
 
-    signature: dict[str, Any] | None = None
+    signature: dict[str, Any] | None = Field(None, json_schema_extra=_SIG_OR_NULL)
     episode: int | str | None = None
 
 
 class BulkBody(_Body):
-    episodes: list[dict[str, Any]] = Field(..., min_length=1, max_length=MAX_BULK)
+    episodes: list[dict[str, Any]] = Field(..., min_length=1, max_length=MAX_BULK,
+                                           json_schema_extra={"items": {"$ref": SIGNATURE_REF}})
 
 
 class SupersedeBody(_Body):
@@ -100,7 +137,8 @@ class SupersedeBody(_Body):
 
 
 class FindBody(_Body):
-    target: dict[str, Any] | None = Field(None, description="The target Signature.")
+    target: dict[str, Any] | None = Field(None, description="The target Signature.",
+                                          json_schema_extra=_SIG_OR_NULL)
     episode: int | str | None = Field(None, description="Or a stored episode as the target.")
     k: int = Field(5, ge=LIMITS.k[0], le=LIMITS.k[1])
     critic: bool | None = Field(None, description="Ask the critic (an LLM) about analogues "
@@ -140,6 +178,31 @@ class EncodeBody(_Body):
     store: bool = True
 
 
+class OutcomeBody(_Body):
+    """What an analogy led to: give ``helped`` (true/false) or ``negative: true``."""
+
+    log_id: int | None = Field(None, ge=1, le=MAX_ID, description="The analogy attempt: the "
+                               "'log_id' a find answered with. Without it, 'used' is required "
+                               "and a new log entry is made.")
+    used: str | None = Field(None, min_length=1, max_length=500,
+                             description="The analogue (episode id) acted on.")
+    helped: StrictBool | None = Field(None, description="Whether acting on the analogy helped.")
+    negative: StrictBool = Field(False, description="A negative transfer: acting on the "
+                                                    "analogy did worse than acting without it.")
+    note: str | None = Field(None, min_length=1, max_length=2000)
+    result: float | None = Field(None, allow_inf_nan=False, description="The analogy-driven "
+                                 "action's measured result (writes a ledger entry).")
+    counterfactual: float | None = Field(None, allow_inf_nan=False, description="The "
+                                         "no-analogy result on the same item, when known.")
+    higher_is_better: StrictBool = True
+    item: str | None = Field(None, min_length=1, max_length=500)
+    action: str | None = Field(None, min_length=1, max_length=500)
+
+
+class SignInBody(_Body):
+    key: str = Field(..., min_length=1, max_length=300, description="An API key.")
+
+
 class EvalBody(_Body):
     gold: dict[str, Any]
     retriever: Literal["fused", "structural", "surface", "associative"] = "structural"
@@ -150,13 +213,16 @@ class EvalBody(_Body):
 class _Service:
     """The application layer plus what only a server has: keys, limits, metrics, jobs."""
 
-    def __init__(self, app: Analogist, max_body: int, rate: float, job_workers: int) -> None:
+    def __init__(self, app: Analogist, max_body: int, rate: float, job_workers: int,
+                 session_ttl: float, admission: Admission | None = None) -> None:
         self.app = app
+        self.admission = admission or Admission()
         self.store_path = str(app.settings.store)
         self.max_body = max_body
         self.limiter = RateLimiter(rate)
         self.metrics = Metrics()
         self.jobs = Jobs(workers=job_workers)
+        self.sessions = Sessions(ttl=session_ttl)
         self.local = threading.local()
 
     def keys(self) -> KeyStore:
@@ -168,6 +234,21 @@ class _Service:
     def close(self) -> None:
         self.jobs.shutdown()
         self.app.close()
+
+    @contextlib.contextmanager
+    def heavy(self) -> Any:
+        """One of the admission slots for a CPU-bound request, or 503 when the queue is full."""
+        try:
+            cm = self.admission.slot()
+            cm.__enter__()
+        except Busy as e:
+            raise ApiError(503, "busy", f"the server is busy ({e}); retry in "
+                           f"{e.retry_after} s", None, {"Retry-After": str(e.retry_after)}
+                           ) from None
+        try:
+            yield
+        finally:
+            cm.__exit__(None, None, None)
 
 
 def _error_json(e: BaseException) -> dict[str, Any]:
@@ -197,7 +278,9 @@ def _field_error(e: AnalogistError, prefix: str) -> ApiError:
 # -- the app -------------------------------------------------------------------------------
 def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY,
                rate_per_minute: float = DEFAULT_RATE, job_workers: int = 2,
-               mount_viewer: bool = True, settings: Settings | None = None) -> FastAPI:
+               mount_viewer: bool = True, settings: Settings | None = None,
+               session_ttl: float = DEFAULT_TTL, workers: int | None = None,
+               queue: int = 256) -> FastAPI:
     """The FastAPI app over the store at ``store_path`` (created when missing).
 
     Args:
@@ -207,9 +290,13 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
         rate_per_minute: requests per minute per key (token bucket, bursts up to the same
             number); ``<= 0`` turns rate limiting off.
         job_workers: threads for background jobs (encoding, eval runs).
+        workers, queue: finds, maps, foresight briefs and checks that run at once (default:
+            one per core) and that may wait for a turn (more are refused with 503 and
+            ``Retry-After``); see :mod:`analogist.service.admission`.
         mount_viewer: mount ``analogist.viewer``'s router when that package is importable.
         settings: the application settings (default: :meth:`Settings.from_env`); their store
             is replaced by ``store_path``.
+        session_ttl: the life in seconds of a viewer sign-in (a session cookie).
     """
     if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int) \
             or max_body_bytes < 1:
@@ -218,7 +305,8 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
         replace(settings, store=str(store_path))
     domain = Analogist(settings)
     domain.memory().ensure_service_tables()      # create / migrate before serving
-    svc = _Service(domain, max_body_bytes, float(rate_per_minute), job_workers)
+    svc = _Service(domain, max_body_bytes, float(rate_per_minute), job_workers, session_ttl,
+                   Admission(workers, queue))
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> Any:
@@ -230,6 +318,7 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
         summary="Find, map and check analogies by structure — HTTP API.",
         description=(__doc__ or "").split("\n\n")[1],
         version=__import__("analogist").__version__,
+        docs_url=None, redoc_url=None,          # /docs is served offline by install_docs
     )
     app.state.service = svc
     _install_errors(app)
@@ -239,12 +328,29 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
     _episode_routes(app, svc, NS)
     _analogy_routes(app, svc, NS)
     _job_routes(app, svc, NS)
+    _outcome_routes(app, svc, NS)
+    install_docs(app, {(P + "/episodes", "post")})
     if mount_viewer:
         _mount_viewer(app, svc, caller)
     return app
 
 
+_STATUS_TYPES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+                 405: "method_not_allowed", 406: "not_acceptable", 409: "conflict",
+                 413: "request_too_large", 415: "unsupported_media_type",
+                 422: "invalid_request", 429: "rate_limited", 503: "unavailable"}
+
+
+def _loc_field(loc: Any) -> str:
+    """A validation error's location as a dotted field path from the body's root (``query.``
+    and ``path.`` kept, so a parameter is told apart from a body key)."""
+    parts = [str(p) for p in (loc or ()) if p != "body"]
+    return ".".join(parts) or "body"
+
+
 def _install_errors(app: FastAPI) -> None:
+    """One JSON error shape for every error: ``{"error": {"type", "message", "field"}}``."""
+
     @app.exception_handler(ApiError)
     async def _api_error(_: Request, e: ApiError) -> JSONResponse:
         return _err(e.status, e.type, e.message, e.field, e.headers)
@@ -254,6 +360,21 @@ def _install_errors(app: FastAPI) -> None:
         status = 404 if isinstance(e, NotFoundError) else \
             409 if isinstance(e, DuplicateEpisodeError) else 400
         return _err(status, type(e).__name__, str(e), e.field)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, e: StarletteHTTPException) -> JSONResponse:
+        # the framework's own (unknown route, wrong method) and the viewer's errors
+        detail = e.detail if isinstance(e.detail, str) else str(e.detail)
+        field = getattr(e, "field", None)
+        if e.status_code == 404 and detail == "Not Found":
+            detail, field = f"no route {request.url.path[:200]!r}; see /docs", "path"
+        elif e.status_code == 405:
+            detail = f"{request.method} is not allowed on {request.url.path[:200]!r}"
+            field = "method"
+        elif e.status_code == 400 and "parsing the body" in detail:
+            detail, field = "the request body could not be parsed as JSON", "body"
+        return _err(e.status_code, _STATUS_TYPES.get(e.status_code, "error"), detail, field,
+                    getattr(e, "headers", None))
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, e: RequestValidationError) -> JSONResponse:
@@ -267,10 +388,19 @@ def _install_errors(app: FastAPI) -> None:
         msgs = []
         first_field = None
         for x in errs[:5]:
-            loc = ".".join(str(p) for p in x.get("loc", ()) if p != "body") or "body"
+            loc = _loc_field(x.get("loc"))
+            if x.get("type") == "unknown_key":
+                loc = (loc + "." if loc != "body" else "") + str(x["ctx"]["key"])
             first_field = first_field or loc
-            msgs.append(f"{loc}: {x.get('msg')}")
+            msgs.append(f"{loc}: {x.get('msg')}"[:500])
+        if len(errs) > 5:
+            msgs.append(f"and {len(errs) - 5} more")
         return _err(422, "invalid_request", "; ".join(msgs), first_field)
+
+    @app.exception_handler(Exception)
+    async def _internal(_: Request, e: Exception) -> JSONResponse:  # a bug, never bad input
+        return _err(500, "internal", f"internal error ({type(e).__name__}); the server log "
+                    "has the details", None)
 
 
 def _install_middleware(app: FastAPI, svc: _Service, max_body_bytes: int) -> None:
@@ -297,43 +427,68 @@ def _install_middleware(app: FastAPI, svc: _Service, max_body_bytes: int) -> Non
             finally:
                 route = scope.get("route")
                 name = f"{scope['method']} {getattr(route, 'path', 'unmatched')}"
-                svc.metrics.record(name, status["code"], (time.perf_counter() - t0) * 1000)
+                ns = (scope.get("state") or {}).get("metrics_namespace")
+                svc.metrics.record(name, status["code"], (time.perf_counter() - t0) * 1000, ns)
 
     app.add_middleware(_Timing)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
 
 
+_BEARER = HTTPBearer(auto_error=False, scheme_name="bearer", bearerFormat="ak_<id>.<secret>",
+                     description="An API key from 'analogist keys add', as "
+                                 "'Authorization: Bearer ak_…'.")
+_API_KEY = APIKeyHeader(name="X-API-Key", auto_error=False, scheme_name="apiKey",
+                        description="The same API key in an 'X-API-Key' header.")
+
+
 def _auth(svc: _Service) -> tuple[Callable[..., ApiKey], Any]:
     """The caller dependency (key, then rate) and the namespace-access type ``NS``."""
 
-    def caller(request: Request) -> ApiKey:
-        auth = request.headers.get("authorization", "")
-        token = auth[7:].strip() if auth.lower().startswith("bearer ") else \
-            request.headers.get("x-api-key")
-        if not token:
-            raise ApiError(401, "unauthorized", "an API key is required: send 'Authorization: "
-                           "Bearer <key>' or 'X-API-Key: <key>' (make one with 'analogist keys "
-                           "add')", "authorization", {"WWW-Authenticate": "Bearer"})
-        key = svc.keys().verify(token)
-        if key is None:
-            raise ApiError(401, "unauthorized", "the API key is not valid (unknown, malformed "
-                           "or revoked)", "authorization", {"WWW-Authenticate": "Bearer"})
-        ok, wait = svc.limiter.allow(key.key_id)
-        if not ok:
-            raise ApiError(429, "rate_limited", f"rate limit of {svc.limiter.rate * 60:g} "
-                           f"requests per minute exceeded for key {key.name!r}; retry in "
-                           f"{wait:.1f} s", None, {"Retry-After": str(max(1, round(wait)))})
-        return key
+    def caller(request: Request,
+               bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)],
+               api_key: Annotated[str | None, Depends(_API_KEY)]) -> ApiKey:
+        return _verify_header(svc, request)
 
-    def namespace_access(namespace: Annotated[str, PathParam(
+    def namespace_access(request: Request, namespace: Annotated[str, PathParam(
             description="The namespace (a hard partition of the store).")],
             key: Annotated[ApiKey, Depends(caller)]) -> str:
         if namespace not in key.namespaces:
             raise ApiError(403, "forbidden", f"this key is not bound to namespace "
                            f"{namespace[:100]!r}", "namespace")
+        request.state.metrics_namespace = namespace      # counted in that namespace's metrics
         return check_namespace(namespace)
 
     return caller, Annotated[str, Depends(namespace_access)]
+
+
+def _header_token(request: Request) -> str | None:
+    auth = request.headers.get("authorization", "")
+    return auth[7:].strip() if auth.lower().startswith("bearer ") else \
+        request.headers.get("x-api-key")
+
+
+def _verify_header(svc: _Service, request: Request) -> ApiKey:
+    """The key of the request's ``Authorization: Bearer`` or ``X-API-Key`` header, rate
+    limited; 401 / 429 otherwise."""
+    token = _header_token(request)
+    if not token:
+        raise ApiError(401, "unauthorized", "an API key is required: send 'Authorization: "
+                       "Bearer <key>' or 'X-API-Key: <key>' (make one with 'analogist keys "
+                       "add')", "authorization", {"WWW-Authenticate": "Bearer"})
+    key = svc.keys().verify(token)
+    if key is None:
+        raise ApiError(401, "unauthorized", "the API key is not valid (unknown, malformed "
+                       "or revoked)", "authorization", {"WWW-Authenticate": "Bearer"})
+    _rate(svc, key)
+    return key
+
+
+def _rate(svc: _Service, key: ApiKey) -> None:
+    ok, wait = svc.limiter.allow(key.key_id)
+    if not ok:
+        raise ApiError(429, "rate_limited", f"rate limit of {svc.limiter.rate * 60:g} "
+                       f"requests per minute exceeded for key {key.name!r}; retry in "
+                       f"{wait:.1f} s", None, {"Retry-After": str(max(1, round(wait)))})
 
 
 def _sig_of(svc: _Service, ref: Ref, ns: str, field: str) -> Any:
@@ -363,13 +518,14 @@ def _service_routes(app: FastAPI, svc: _Service, caller: Any) -> None:
                 "version": app.version}
 
     @app.get("/v1/metrics", tags=["service"],
-             summary="Request counts, errors and latency percentiles per route (any valid key).")
+             summary="Request counts, errors and latency percentiles per route, over the "
+                     "key's namespaces (an admin key: over all requests).")
     def metrics(key: Annotated[ApiKey, Depends(caller)]) -> dict[str, Any]:
-        return svc.metrics.snapshot()
+        return svc.metrics.snapshot(None if key.admin else key.namespaces)
 
     @app.get("/v1/whoami", tags=["service"], summary="The calling key's name and namespaces.")
     def whoami(key: Annotated[ApiKey, Depends(caller)]) -> dict[str, Any]:
-        return {"name": key.name, "namespaces": sorted(key.namespaces)}
+        return {"name": key.name, "namespaces": sorted(key.namespaces), "admin": key.admin}
 
 
 def _episode_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803 - a type
@@ -387,7 +543,7 @@ def _episode_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803
 
     @app.get(P + "/episodes", tags=["episodes"], summary="List episodes in id order.")
     def list_episodes(ns: NS, limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-                      offset: Annotated[int, Query(ge=0)] = 0,
+                      offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
                       include_superseded: bool = False, full: bool = False) -> dict[str, Any]:
         m = svc.app.memory()
         eps = m.list(ns, include_superseded=include_superseded, limit=limit, offset=offset)
@@ -421,15 +577,18 @@ def _analogy_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803
     @app.post(P + "/find", tags=["analogy"],
               summary="MAC/FAC retrieval plus the judge (Retriever.find) within the namespace.")
     def find(ns: NS, body: FindBody) -> dict[str, Any]:
-        target = _sig_of(svc, Ref(signature=body.target, episode=body.episode), ns, "target")
-        return svc.app.find(target, namespace=ns, k=body.k, critic=body.critic,
-                            parametric=body.parametric).to_json()
+        with svc.heavy():
+            target = _sig_of(svc, Ref(signature=body.target, episode=body.episode), ns,
+                             "target")
+            return svc.app.find(target, namespace=ns, k=body.k, critic=body.critic,
+                                parametric=body.parametric).to_json()
 
     @app.post(P + "/map", tags=["analogy"],
               summary="Map base onto target with SME and judge it (likeness/difference/unknown).")
     def map_(ns: NS, body: MapBody) -> dict[str, Any]:
-        b, t = _sig_of(svc, body.base, ns, "base"), _sig_of(svc, body.target, ns, "target")
-        return svc.app.map(b, t).to_json()
+        with svc.heavy():
+            b, t = _sig_of(svc, body.base, ns, "base"), _sig_of(svc, body.target, ns, "target")
+            return svc.app.map(b, t).to_json()
 
     @app.post(P + "/foresight", tags=["analogy"],
               summary="Foresight brief for a target Event over the bundled historical corpus "
@@ -439,9 +598,10 @@ def _analogy_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803
             ev = svc.app.resolve_event(body.target, namespace=ns)
         except AnalogistError as e:
             raise _field_error(e, "target") if isinstance(body.target, dict) else e from None
-        return {"namespace": ns, **svc.app.brief(
-            ev, cutoff=body.cutoff, namespace=ns, rounds=body.rounds, per_round=body.per_round,
-            carryover=body.carryover, embedding=body.embedding)}
+        with svc.heavy():
+            return {"namespace": ns, **svc.app.brief(
+                ev, cutoff=body.cutoff, namespace=ns, rounds=body.rounds,
+                per_round=body.per_round, carryover=body.carryover, embedding=body.embedding)}
 
     @app.post(P + "/check", tags=["analogy"],
               summary="Check the analogies of a debate turn (Safeguard.check).")
@@ -451,7 +611,8 @@ def _analogy_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803
         turn = body.turn if isinstance(body.turn, str) else parse_turn(body.turn, source="turn")
         if isinstance(turn, str) and not turn.strip():
             raise ApiError(422, "invalid_request", "the turn is empty", "turn")
-        report = svc.app.check(turn, mode=body.mode)
+        with svc.heavy():
+            report = svc.app.check(turn, mode=body.mode)
         return {"namespace": ns, "all_pass": report.all_pass, **report.details()}
 
 
@@ -502,7 +663,8 @@ def _job_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803 - a
         return {"namespace": ns, "runs": svc.app.memory().eval_runs(ns)}
 
     @app.get(P + "/eval/runs/{run_id}", tags=["jobs"], summary="One stored eval run in full.")
-    def eval_run_get(ns: NS, run_id: int) -> dict[str, Any]:
+    def eval_run_get(ns: NS, run_id: Annotated[int, PathParam(ge=1, le=MAX_ID)]
+                     ) -> dict[str, Any]:
         r = svc.app.memory().eval_run(ns, run_id)
         if r is None:
             raise ApiError(404, "not_found", f"no eval run {run_id} in namespace {ns!r}",
@@ -518,16 +680,118 @@ def _job_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803 - a
         return _job_json(job)
 
 
+def _outcome_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803 - a type
+    @app.post(P + "/outcomes", status_code=201, tags=["outcomes"],
+              summary="Record what an analogy led to (helped, did not help, or a negative "
+                      "transfer), for 'triggers fit' and the ledger.")
+    def record_outcome(ns: NS, body: OutcomeBody) -> dict[str, Any]:
+        return {"namespace": ns, **svc.app.record_outcome(
+            body.log_id, helped=body.helped, negative=body.negative, used=body.used,
+            note=body.note, result=body.result, counterfactual=body.counterfactual,
+            higher_is_better=body.higher_is_better, item=body.item, action=body.action,
+            namespace=ns)}
+
+    @app.get(P + "/ledger", tags=["outcomes"],
+             summary="The negative-transfer ledger of the namespace in numbers.")
+    def ledger(ns: NS) -> dict[str, Any]:
+        return {"namespace": ns, **ledger_summary(svc.app.memory(), ns)}
+
+
 def _mount_viewer(app: FastAPI, svc: _Service, caller: Any) -> None:
-    """The mapping viewer, when installed, under /viewer with the caller's namespaces as its
-    guard."""
+    """The mapping viewer, when installed, under /viewer: its page opens in a browser, signs in
+    with a key (``/viewer/session``, a session cookie; see :mod:`analogist.service.sessions`)
+    and reads through the session or, for API clients, a key header."""
     try:
         from analogist.viewer import viewer_router  # an optional part of the package
     except ImportError:
         return
 
-    def namespace_guard(key: Annotated[ApiKey, Depends(caller)]) -> set[str]:
-        return set(key.namespaces)
+    def signed_in(request: Request) -> tuple[Session, ApiKey] | None:
+        """The request's live session and its key as it stands now, or None."""
+        sid = request.cookies.get(COOKIE)
+        sess = svc.sessions.get(sid)
+        if sess is None:
+            return None
+        key = svc.keys().active(sess.key_id)
+        if key is None:                       # revoked since sign-in: the session ends
+            svc.sessions.end(sid)
+            return None
+        return sess, key
+
+    def namespace_guard(request: Request) -> set[str]:
+        if _header_token(request):
+            allowed = set(_verify_header(svc, request).namespaces)
+        else:
+            got = signed_in(request)
+            if got is None:
+                raise ApiError(401, "unauthorized", "sign in on /viewer with an API key, or "
+                               "send it as 'Authorization: Bearer <key>'", "authorization",
+                               {"WWW-Authenticate": "Bearer"})
+            sess, key = got
+            _rate(svc, key)
+            allowed = set(sess.namespaces & key.namespaces)
+        ns = request.query_params.get("namespace")
+        if ns in allowed:
+            request.state.metrics_namespace = ns
+        return allowed
+
+    def cookie(request: Request, value: str, max_age: int) -> str:
+        secure = "; Secure" if request.url.scheme == "https" else ""
+        return (f"{COOKIE}={value}; Path=/viewer; HttpOnly; SameSite=Strict; "
+                f"Max-Age={max_age}{secure}")
+
+    def check_origin(request: Request) -> None:
+        if not same_origin(request.headers, request.url.scheme, request.headers.get("host")):
+            raise ApiError(403, "forbidden", "cross-site request refused: sign in and out "
+                           "from this server's own /viewer page", "origin")
+
+    @app.get("/viewer/session", tags=["viewer"],
+             summary="The viewer's signed-in session: name, namespaces, CSRF token (401 when "
+                     "signed out).")
+    def session_get(request: Request) -> dict[str, Any]:
+        got = signed_in(request)
+        if got is None:
+            raise ApiError(401, "unauthorized", "not signed in", "session")
+        sess, key = got
+        return sess.to_json(sess.namespaces & key.namespaces)
+
+    @app.post("/viewer/session", tags=["viewer"],
+              summary="Sign in to the viewer with an API key (JSON body, same origin); sets "
+                      "an HttpOnly, SameSite=Strict session cookie.")
+    def session_post(request: Request, body: SignInBody) -> JSONResponse:
+        check_origin(request)
+        client = request.client.host if request.client else "?"
+        ok, wait = svc.limiter.allow("sign-in:" + client)
+        if not ok:
+            raise ApiError(429, "rate_limited", f"too many sign-in attempts; retry in "
+                           f"{wait:.1f} s", None, {"Retry-After": str(max(1, round(wait)))})
+        key = svc.keys().verify(body.key.strip())
+        if key is None:
+            raise ApiError(401, "unauthorized", "the API key is not valid (unknown, malformed "
+                           "or revoked)", "key")
+        if not key.namespaces:
+            raise ApiError(403, "forbidden", f"key {key.name!r} is bound to no namespace, so "
+                           "there is nothing to view", "key")
+        svc.sessions.end(request.cookies.get(COOKIE))      # a fresh id at every sign-in
+        sid, sess = svc.sessions.create(key.key_id, key.name, key.namespaces)
+        return JSONResponse(sess.to_json(sess.namespaces),
+                            headers={"Set-Cookie": cookie(request, sid, int(svc.sessions.ttl)),
+                                     "Cache-Control": "no-store"})
+
+    @app.delete("/viewer/session", tags=["viewer"],
+                summary="Sign out (needs the session's CSRF token in 'X-CSRF-Token').")
+    def session_delete(request: Request) -> JSONResponse:
+        check_origin(request)
+        sid = request.cookies.get(COOKIE)
+        sess = svc.sessions.get(sid)
+        if sess is not None:
+            if not svc.sessions.check_csrf(sess, request.headers.get(CSRF_HEADER)):
+                raise ApiError(403, "forbidden", "missing or wrong CSRF token: send the "
+                               "session's csrf_token in an 'X-CSRF-Token' header", "x-csrf-token")
+            svc.sessions.end(sid)
+        return JSONResponse({"signed_in": False},
+                            headers={"Set-Cookie": cookie(request, "", 0),
+                                     "Cache-Control": "no-store"})
 
     app.include_router(viewer_router(svc.store_path, namespace_guard=namespace_guard))
     try:

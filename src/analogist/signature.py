@@ -374,12 +374,23 @@ class Signature(BaseModel):
             val = getattr(self, f)
             if val is not None:
                 out[f] = val
-        for f in ("levels", "surface", "provenance"):
-            sub = getattr(self, f).model_dump(mode="json", exclude_none=True)
-            if f == "surface" and not sub.get("entities"):
-                sub.pop("entities", None)
+        levels = {k: v for k, v in self.levels.__dict__.items() if v is not None}
+        if levels:
+            out["levels"] = levels
+        surface: dict[str, Any] = {}
+        if self.surface.domain is not None:
+            surface["domain"] = self.surface.domain
+        if self.surface.entities:
+            surface["entities"] = list(self.surface.entities)
+        if surface:
+            out["surface"] = surface
+        prov = self.provenance
+        if prov.time is not None:  # the model writes times in its own ISO form
+            out["provenance"] = prov.model_dump(mode="json", exclude_none=True)
+        else:
+            sub = {k: v for k, v in prov.__dict__.items() if v is not None}
             if sub:
-                out[f] = sub
+                out["provenance"] = sub
         out["verified"] = self.verified
         return out
 
@@ -456,6 +467,198 @@ def _from_validation(e: ValidationError, source: str | None, text: str | None) -
     return SignatureError(f"{msg}{more}", source=source, line=_line_of(text, field), field=field)
 
 
+# -- the fast path of validation ---------------------------------------------------------------
+# Bulk adds validate thousands of records a second, and most are already in canonical shape. For
+# those, _fast_signature checks every constraint of the model itself and builds the objects with
+# model_construct; whenever anything is unusual (another type, a form it does not handle, a value
+# the model would reject) it returns None and the model validates as before, so errors and their
+# messages are the model's. tests/test_signature_fast.py holds the two paths equal.
+_TAG_FULL = re.compile(_TAG_RE)
+_PRED_FULL = re.compile(_PRED_RE)
+_KIND_FULL = re.compile(r"[a-z][a-z0-9_]*")
+_SIG_KEYS = frozenset(Signature.model_fields)
+_EDGE_KEYS = frozenset(CausalEdge.model_fields)
+_TEXT_FIELDS = ("violated_invariant", "symptom", "fix_operator")
+_SUB_MODELS: tuple[tuple[str, type[BaseModel]], ...] = (
+    ("levels", Levels), ("surface", Surface), ("provenance", Provenance))
+_ATOM_FIELDS = frozenset(("predicate", "args"))
+_LIST_EDGE_FIELDS = frozenset(("cause", "edge", "effect"))
+
+
+def _tag_ok(t: Any) -> bool:
+    return type(t) is str and len(t) <= MAX_TAG and _TAG_FULL.fullmatch(t) is not None
+
+
+_CANON_ATOM = re.compile(rf"({_PRED_RE})\(([A-Za-z0-9_,\-]*)\)")
+
+
+def _fast_key(x: Any, roles: dict[str, str]) -> tuple[str, tuple[str, ...]] | None:
+    """(predicate, args) of an atom written as text or as a list, when the model would accept
+    it unchanged and every argument is a declared role (so a valid tag); None otherwise."""
+    if type(x) is str:
+        m = _CANON_ATOM.fullmatch(x)  # pred(A,B) without spaces: what parse_atom splits alike
+        if m is not None:
+            inner = m.group(2)
+            pred, args = m.group(1), tuple(inner.split(",")) if inner else ()
+        else:
+            try:
+                pred, args = parse_atom(x)
+            except ValueError:
+                return None
+    elif type(x) is list and x and all(type(y) is str for y in x):
+        pred, args = x[0], tuple(x[1:])
+        if _PRED_FULL.fullmatch(pred) is None:
+            return None
+    else:
+        return None
+    if len(pred) > MAX_NAME or len(args) > MAX_ARGS:
+        return None
+    for a in args:
+        if a not in roles:
+            return None
+    return pred, args
+
+
+def _built(cls: type[BaseModel], values: dict[str, Any], fields: set[str]) -> Any:
+    """What ``cls.model_construct(fields, **values)`` returns when ``values`` holds every field
+    (the same four attributes, set without its per-call overhead)."""
+    m = cls.__new__(cls)
+    _setattr(m, "__dict__", values)
+    _setattr(m, "__pydantic_fields_set__", fields)
+    _setattr(m, "__pydantic_extra__", None)
+    _setattr(m, "__pydantic_private__", None)
+    return m
+
+
+_setattr = object.__setattr__
+
+
+def _fast_atom(key: tuple[str, tuple[str, ...]], cache: dict[Any, Atom]) -> Atom:
+    a = cache.get(key)
+    if a is None:
+        a = cache[key] = _built(Atom, {"predicate": key[0], "args": key[1]}, set(_ATOM_FIELDS))
+    return a
+
+
+def _fast_edge(x: Any, roles: dict[str, str], cache: dict[Any, Atom]) -> CausalEdge | None:
+    if type(x) is list:
+        if len(x) != 3:
+            return None
+        cause, edge, effect = x
+        sign: Any = 1
+        status: Any = "observed"
+        fields = _LIST_EDGE_FIELDS
+    elif type(x) is dict and x.keys() <= _EDGE_KEYS and x.keys() >= _LIST_EDGE_FIELDS:
+        cause, edge, effect = x["cause"], x["edge"], x["effect"]
+        sign = x.get("sign", 1)
+        status = x.get("status", "observed")
+        fields = x.keys()
+    else:
+        return None
+    if type(edge) is not str:
+        return None
+    edge = edge.strip().lower()
+    if edge not in EDGE_TYPES:
+        return None
+    if type(sign) is str:
+        sign = _SIGNS.get(sign.strip().lower())
+    if type(sign) is not int or sign not in (1, -1):
+        return None
+    if type(status) is not str or status not in ("observed", "inferred"):
+        return None
+    c, f = _fast_key(cause, roles), _fast_key(effect, roles)
+    if c is None or f is None:
+        return None
+    return _built(CausalEdge, {"cause": _fast_atom(c, cache), "edge": edge,
+                               "effect": _fast_atom(f, cache), "sign": sign, "status": status},
+                  set(fields))
+
+
+def _fast_signature(data: dict[str, Any]) -> Signature | None:
+    """The Signature the model would build from ``data``, or None to let the model decide."""
+    if not data.keys() <= _SIG_KEYS:
+        return None
+    eid, kind, roles = data.get("episode_id"), data.get("kind"), data.get("roles")
+    if type(eid) is not str or not 1 <= len(eid) <= MAX_NAME:
+        return None
+    if type(kind) is not str or len(kind) > MAX_NAME or _KIND_FULL.fullmatch(kind) is None:
+        return None
+    if type(roles) is not dict or not 1 <= len(roles) <= MAX_ROLES:
+        return None
+    for k, v in roles.items():
+        if not _tag_ok(k) or type(v) is not str or len(v) > MAX_TEXT:
+            return None
+    values: dict[str, Any] = {"episode_id": eid, "kind": kind, "roles": dict(roles)}
+    cache: dict[Any, Atom] = {}
+    if "relations" in data:
+        rels = data["relations"]
+        if type(rels) is not list or len(rels) > MAX_RELATIONS:
+            return None
+        keys = set()
+        for r in rels:
+            k = _fast_key(r, roles)
+            if k is None or not k[1]:
+                return None
+            keys.add(k)
+        values["relations"] = [_fast_atom(k, cache) for k in sorted(keys)]
+    if "causal_chain" in data:
+        chain = data["causal_chain"]
+        if type(chain) is not list or len(chain) > MAX_EDGES:
+            return None
+        edges = []
+        seen = set()
+        for x in chain:
+            e = _fast_edge(x, roles, cache)
+            if e is None:
+                return None
+            key = (e.cause.sort_key(), e.edge, e.effect.sort_key())
+            if key in seen:
+                return None
+            seen.add(key)
+            edges.append(e)
+        values["causal_chain"] = edges
+    for name in _TEXT_FIELDS:
+        if name in data:
+            v = data[name]
+            if v is not None and (type(v) is not str or len(v) > MAX_TEXT):
+                return None
+            values[name] = v
+    for name, model in _SUB_MODELS:
+        if name in data:
+            v = data[name]
+            if type(v) is not dict:
+                return None
+            try:
+                values[name] = model.model_validate(v)
+            except ValidationError:
+                return None
+    if "verified" in data:
+        if type(data["verified"]) is not bool:
+            return None
+        values["verified"] = data["verified"]
+    for name in ("relations", "causal_chain"):
+        if name not in values:
+            values[name] = []
+    for name in _TEXT_FIELDS:
+        if name not in values:
+            values[name] = None
+    for name, model in _SUB_MODELS:
+        if name not in values:  # what the model's default factory makes, without validating
+            values[name] = _built(model, _empty(model), set())
+    if "verified" not in values:
+        values["verified"] = False
+    return _built(Signature, {k: values[k] for k in _SIG_ORDER}, set(data))
+
+
+def _empty(model: type[BaseModel]) -> dict[str, Any]:
+    """The field values of ``model()`` (every field of Levels, Surface and Provenance defaults to
+    None, but the surface's entities to a new empty list)."""
+    return {name: [] if name == "entities" else None for name in model.model_fields}
+
+
+_SIG_ORDER = tuple(Signature.model_fields)
+
+
 def validate_signature(data: Any, *, source: str | None = None,
                        text: str | None = None) -> Signature:
     """Validate parsed data into a Signature; errors are :class:`SignatureError` naming the field
@@ -464,6 +667,9 @@ def validate_signature(data: Any, *, source: str | None = None,
         raise SignatureError(
             f"expected a mapping (object) at the top level, got {type(data).__name__}",
             source=source, line=1 if text is not None else None)
+    sig = _fast_signature(data)
+    if sig is not None:
+        return sig
     try:
         return Signature.model_validate(data)
     except ValidationError as e:

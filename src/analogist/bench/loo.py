@@ -32,7 +32,7 @@ import numpy as np
 from analogist.bench.parb.stats import mcnemar_exact
 from analogist.judge import judge_mapping
 from analogist.memory.sqlite import Memory
-from analogist.retrieve import RetrieveParams, Retriever
+from analogist.retrieve import RetrieveParams, Retriever, level_embeddings
 from analogist.signature import Signature, compile_signature
 from analogist.sme import match
 
@@ -87,8 +87,6 @@ def leave_one_out(entries: Sequence[Entry], *, params: RetrieveParams | None = N
     compiled = {e.id: compile_signature(e.signature) for e in entries}
     level_vecs: dict[str, Any] = {}
     if level_embedder is not None:
-        from analogist.retrieve import level_embeddings
-
         level_vecs = {e.signature.episode_id: level_embeddings(e.signature, level_embedder)
                       for e in entries}
     structural_rows: list[dict[str, Any]] = []

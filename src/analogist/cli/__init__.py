@@ -18,6 +18,7 @@ from analogist.cli import (  # noqa: F401 - imported to register their commands,
     find,
     foresight,
     mapping,
+    schema,
     service,
     store,
 )

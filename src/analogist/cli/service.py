@@ -47,9 +47,12 @@ app.add_typer(keys_app, name="keys")
 @keys_app.command("add")
 def keys_add_command(
     name: str = typer.Argument(..., help="A name for the key (to list and revoke it)."),
-    namespace: list[str] = typer.Option(..., "--namespace",
+    namespace: list[str] = typer.Option([], "--namespace",
                                         help="A namespace the key may read and write "
-                                             "(repeat for several)."),
+                                             "(repeat for several; at least one unless "
+                                             "--admin)."),
+    admin: bool = typer.Option(False, "--admin", help="Also let the key read the service's "
+                                                      "metrics of every namespace."),
     store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
@@ -59,15 +62,17 @@ def keys_add_command(
     try:
         path = store or default_store_path()
         path.parent.mkdir(parents=True, exist_ok=True)
-        token = keys_add(path, name, namespace)
+        token = keys_add(path, name, namespace, admin=admin)
     except AnalogistError as e:
         _fail(str(e))
     if as_json:
         typer.echo(json.dumps({"name": name, "namespaces": sorted(set(namespace)),
-                               "key": token}))
+                               "admin": admin, "key": token}))
     else:
         typer.echo(token)
-        typer.echo(f"key {name!r} for namespace(s) {', '.join(sorted(set(namespace)))}; it is "
+        scope = f"namespace(s) {', '.join(sorted(set(namespace)))}" if namespace else \
+            "no namespace"
+        typer.echo(f"key {name!r} for {scope}{' with the admin scope' if admin else ''}; it is "
                    "shown only now — keep it safe", err=True)
 
 
@@ -87,7 +92,8 @@ def keys_list_command(
         typer.echo(json.dumps(rows, indent=2))
         return
     for r in rows:
-        typer.echo(f"{r['name']}\t{','.join(r['namespaces'])}\t"
+        admin = " +admin" if r["admin"] else ""
+        typer.echo(f"{r['name']}\t{','.join(r['namespaces'])}{admin}\t"
                    f"{'revoked ' + r['revoked_at'] if r['revoked'] else 'active'}\t"
                    f"{r['created_at']}")
 

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -135,17 +135,23 @@ def _pairs(items: list[tuple[int, str, int]]) -> list[tuple[tuple[int, str, int]
 
 def _count_loops(n: int, edges: list[tuple[int, int, str, int]], out: Counter[str]) -> None:
     """Count simple directed cycles by sign, each once (started at its lowest node)."""
-    adj: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    adj: list[list[tuple[int, int]]] = [[] for _ in range(n)]
     for src, dst, _t, sign in edges:
         adj[src].append((dst, sign))
+    _loops(n, adj, out)
+
+
+def _loops(n: int, adj: list[list[tuple[int, int]]], out: dict[str, int]) -> None:
     steps = 0
     for start in range(n):
+        if not adj[start]:
+            continue  # no edge out: no cycle through it (and no step taken)
         # iterative DFS over paths start → … using nodes > start only
         stack: list[tuple[int, int, int, int]] = [(start, 0, 1, 0)]  # node, next edge, sign, len
         on_path = {start}
         while stack:
             node, k, sign, length = stack[-1]
-            nbrs = adj.get(node, [])
+            nbrs = adj[node]
             if k >= len(nbrs) or steps >= MAX_LOOP_STEPS:
                 stack.pop()
                 on_path.discard(node)
@@ -156,9 +162,9 @@ def _count_loops(n: int, edges: list[tuple[int, int, str, int]], out: Counter[st
             steps += 1
             nxt, s = nbrs[k]
             if nxt == start:
-                total = sign * s
-                out["motif:loop"] += 1
-                out[f"motif:loop:{_s(total)}"] += 1
+                key = "motif:loop:+" if sign * s > 0 else "motif:loop:-"
+                out["motif:loop"] = out.get("motif:loop", 0) + 1
+                out[key] = out.get(key, 0) + 1
             elif nxt > start and nxt not in on_path and length + 1 < MAX_LOOP_LENGTH:
                 on_path.add(nxt)
                 stack.append((nxt, 0, sign * s, length + 1))
@@ -166,68 +172,92 @@ def _count_loops(n: int, edges: list[tuple[int, int, str, int]], out: Counter[st
 
 def causal_motifs(sig: Signature) -> Counter[str]:
     """Motif counts of the causal graph of ``sig`` (see the module docstring)."""
-    return _motifs(_parse(sig))
+    out: dict[str, int] = {}
+    _motifs(_parse(sig), out)
+    return Counter(out)
 
 
-def _motifs(g: _Parsed) -> Counter[str]:
+def _motifs(g: _Parsed, out: dict[str, int]) -> None:
+    """Add the motif counts of ``g`` to ``out`` (one pass over the nodes; every count is a sum,
+    so the order of the passes does not matter)."""
     nodes, edges = g.nodes, g.edges
-    out: Counter[str] = Counter()
-    ins: dict[int, list[tuple[int, str, int]]] = defaultdict(list)
-    outs: dict[int, list[tuple[int, str, int]]] = defaultdict(list)
+    n = len(nodes)
+    ins: list[list[tuple[int, str, int, str]]] = [[] for _ in range(n)]
+    outs: list[list[tuple[int, str, int, str]]] = [[] for _ in range(n)]
+    adj: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    n_masks_total = 0
     for src, dst, t, sign in edges:
-        outs[src].append((dst, t, sign))
-        ins[dst].append((src, t, sign))
-
-    for b in range(len(nodes)):
-        for a, t1, s1 in ins.get(b, []):
-            for c, t2, s2 in outs.get(b, []):
-                if len({a, b, c}) == 3:
-                    out["motif:chain"] += 1
-                    out[f"motif:chain:{t1}{_s(s1)}>{t2}{_s(s2)}"] += 1
-        for (x, t1, s1), (y, t2, s2) in _pairs(outs.get(b, [])):
-            if x != y and b not in (x, y):
-                out["motif:common_cause"] += 1
-                out["motif:common_cause:" + "|".join(sorted((t1 + _s(s1), t2 + _s(s2))))] += 1
-        for (x, t1, s1), (y, t2, s2) in _pairs(ins.get(b, [])):
-            if x != y and b not in (x, y):
-                out["motif:common_effect"] += 1
-                out["motif:common_effect:" + "|".join(sorted((t1 + _s(s1), t2 + _s(s2))))] += 1
-
-    # masking
-    for _src, _dst, t, _sign in edges:
+        ts = t + ("+" if sign > 0 else "-")
+        outs[src].append((dst, t, sign, ts))
+        ins[dst].append((src, t, sign, ts))
+        adj[src].append((dst, sign))
         if t == "masks":
-            out["motif:masking"] += 1
-            out["motif:masking:masks"] += 1
-    for b in range(len(nodes)):
-        into = ins.get(b, [])
-        preventers = [x for x, t, s in into if t == "prevents" or (t == "causes" and s < 0)]
-        causes = [x for x, t, s in into if t in _GENERATIVE and s > 0]
-        for p in preventers:
-            for c in causes:
-                if p != c:
-                    out["motif:masking"] += 1
-                    out["motif:masking:preventer"] += 1
-        from_b = outs.get(b, [])
-        n_masks = sum(1 for _x, t, _s2 in from_b if t == "masks")
-        n_causes = sum(1 for _x, t, _s2 in from_b if t in _GENERATIVE)
-        if n_masks and n_causes:
-            out["motif:masking:self"] += n_masks * n_causes
+            n_masks_total += 1
+    get = out.get
+
+    def add(key: str, k: int = 1) -> None:
+        out[key] = get(key, 0) + k
+
+    if n_masks_total:
+        add("motif:masking", n_masks_total)
+        add("motif:masking:masks", n_masks_total)
+    for b in range(n):
+        into, from_b = ins[b], outs[b]
+        if into and from_b:
+            for a, _t1, _s1, ts1 in into:
+                if a == b:
+                    continue
+                for c, _t2, _s2, ts2 in from_b:
+                    if c != b and c != a:
+                        add("motif:chain")
+                        add(f"motif:chain:{ts1}>{ts2}")
+        for i in range(len(from_b) - 1):
+            x, _t1, _s1, ts1 = from_b[i]
+            for j in range(i + 1, len(from_b)):
+                y, _t2, _s2, ts2 = from_b[j]
+                if x != y and b != x and b != y:
+                    add("motif:common_cause")
+                    add("motif:common_cause:" + (f"{ts1}|{ts2}" if ts1 <= ts2 else f"{ts2}|{ts1}"))
+        if len(into) > 1:
+            for i in range(len(into) - 1):
+                x, _t1, _s1, ts1 = into[i]
+                for j in range(i + 1, len(into)):
+                    y, _t2, _s2, ts2 = into[j]
+                    if x != y and b != x and b != y:
+                        add("motif:common_effect")
+                        add("motif:common_effect:"
+                            + (f"{ts1}|{ts2}" if ts1 <= ts2 else f"{ts2}|{ts1}"))
+            # masking by a preventer
+            preventers = [x for x, t, s, _ts in into if t == "prevents" or (t == "causes" and s < 0)]
+            if preventers:
+                causes = [x for x, t, s, _ts in into if t in _GENERATIVE and s > 0]
+                k = sum(1 for p in preventers for c in causes if p != c)
+                if k:
+                    add("motif:masking", k)
+                    add("motif:masking:preventer", k)
+            # races
+            gen = [x for x, t, _s, _ts in into if t in _GENERATIVE]
+            for i in range(len(gen) - 1):
+                x = gen[i]
+                for j in range(i + 1, len(gen)):
+                    y = gen[j]
+                    if x != y and set(nodes[x][1]) & set(nodes[y][1]):
+                        add("motif:race")
+                        add("motif:race:shared_role")
+        if from_b and n_masks_total:
+            n_masks = sum(1 for _x, t, _s2, _ts in from_b if t == "masks")
+            if n_masks:
+                n_causes = sum(1 for _x, t, _s2, _ts in from_b if t in _GENERATIVE)
+                if n_causes:
+                    add("motif:masking:self", n_masks * n_causes)
 
     # feedback loops
-    _count_loops(len(nodes), edges, out)
+    _loops(n, adj, out)
 
-    # races
-    for b in range(len(nodes)):
-        gen = [(x, t, s) for x, t, s in ins.get(b, []) if t in _GENERATIVE]
-        for (x, _t1, _s1), (y, _t2, _s2) in _pairs(gen):
-            if x != y and set(nodes[x][1]) & set(nodes[y][1]):
-                out["motif:race"] += 1
-                out["motif:race:shared_role"] += 1
     n_races = sum(1 for pred, _args in g.relations if pred == "races_with")
     if n_races:
-        out["motif:race"] += n_races
-        out["motif:race:relation"] += n_races
-    return out
+        add("motif:race", n_races)
+        add("motif:race:relation", n_races)
 
 
 def content_features(sig: Signature) -> dict[str, float]:
@@ -236,18 +266,24 @@ def content_features(sig: Signature) -> dict[str, float]:
 
 
 def _content(g: _Parsed) -> dict[str, float]:
-    c: Counter[str] = Counter()
+    c: dict[str, int] = {}
+    get = c.get
     for pred, _args in g.relations:
-        c[f"rel:{pred}"] += 1
+        k = "rel:" + pred
+        c[k] = get(k, 0) + 1
     # distinct atoms in first-appearance order are exactly the graph's nodes
     for pred, _args in g.nodes:
-        c[f"atom:{pred}"] += 1
+        k = "atom:" + pred
+        c[k] = get(k, 0) + 1
     nodes = g.nodes
     for src, dst, edge, sign in g.edges:
-        c[f"edge:{edge}:{_s(sign)}"] += 1
-        t = edge if sign > 0 else f"{edge}:-"
-        c[f"flow:{nodes[src][0]}>{t}>{nodes[dst][0]}"] += 1
-    c.update(_motifs(g))
+        if sign > 0:
+            k, f = f"edge:{edge}:+", f"flow:{nodes[src][0]}>{edge}>{nodes[dst][0]}"
+        else:
+            k, f = f"edge:{edge}:-", f"flow:{nodes[src][0]}>{edge}:->{nodes[dst][0]}"
+        c[k] = get(k, 0) + 1
+        c[f] = get(f, 0) + 1
+    _motifs(g, c)
     return {k: float(c[k]) for k in sorted(c) if c[k]}
 
 
@@ -273,45 +309,52 @@ def wl_fingerprint(sig: Signature, depth: int = FINGERPRINT_DEPTH) -> str:
     return _wl(sig, _parse(sig), depth)
 
 
+_ARG = tuple(f"arg{i}>" for i in range(64))
+_IN = tuple(f"in{i}>" for i in range(64))
+
+
 def _wl(sig: Signature, g: _Parsed, depth: int) -> str:
-    labels: list[str] = []
-    adj: list[list[tuple[str, int]]] = []
-
-    def node(label: str) -> int:
-        labels.append(label)
-        adj.append([])
-        return len(labels) - 1
-
-    role_node = {tag: node("R") for tag in sorted(sig.roles)}
+    # nodes: the roles first (one label "R" each), then the distinct atoms; the digest depends
+    # only on the multiset of labels, so the order nodes are made in does not matter
+    role_node = {tag: i for i, tag in enumerate(sorted(sig.roles))}
+    labels: list[str] = ["R"] * len(role_node)
+    # adjacency: (edge label with the '>' that joins it to the neighbour's label, neighbour)
+    adj: list[list[tuple[str, int]]] = [[] for _ in labels]
     relations = set(g.relations)
     atom_node: dict[_Key, int] = {}
 
     def atom(a: _Key) -> int:
         i = atom_node.get(a)
         if i is None:
-            i = atom_node[a] = node(f"A:{a[0]}:{'rel' if a in relations else 'state'}")
+            i = atom_node[a] = len(labels)
+            labels.append(f"A:{a[0]}:{'rel' if a in relations else 'state'}")
+            mine: list[tuple[str, int]] = []
+            adj.append(mine)
             for pos, tag in enumerate(a[1]):
                 r = role_node[tag]
-                adj[i].append((f"arg{pos}", r))
-                adj[r].append((f"in{pos}", i))
+                mine.append((_ARG[pos] if pos < 64 else f"arg{pos}>", r))
+                adj[r].append((_IN[pos] if pos < 64 else f"in{pos}>", i))
         return i
 
     for a in g.relations:
         atom(a)
     for src, dst, edge, sign in g.edges:
         c, f = atom(g.nodes[src]), atom(g.nodes[dst])
-        lab = f"{edge}:{_s(sign)}"
-        adj[c].append((f"out:{lab}", f))
-        adj[f].append((f"in:{lab}", c))
+        lab = f"{edge}:{'+' if sign > 0 else '-'}>"
+        adj[c].append(("out:" + lab, f))
+        adj[f].append(("in:" + lab, c))
 
-    every = [f"0|{x}" for x in labels]
+    every = ["0|" + x for x in labels]
     cur = labels
+    h = _h
     for it in range(1, depth + 1):
-        cur = [_h(cur[i] + "|" + ";".join(sorted(f"{el}>{cur[j]}" for el, j in adj[i])))
-               for i in range(len(cur))]
-        every.extend(f"{it}|{x}" for x in cur)
+        cur = [h(cur[i] + "|" + ";".join(sorted([el + cur[j] for el, j in nb])))
+               for i, nb in enumerate(adj)]
+        pre = f"{it}|"
+        every.extend([pre + x for x in cur])
+    every.sort()
     return hashlib.sha256(
-        (f"wl-v1|depth={depth}\n" + "\n".join(sorted(every))).encode("utf-8")).hexdigest()
+        (f"wl-v1|depth={depth}\n" + "\n".join(every)).encode("utf-8")).hexdigest()
 
 
 def extract_features(sig: Signature, depth: int = FINGERPRINT_DEPTH) -> EpisodeFeatures:

@@ -56,7 +56,8 @@ class ContentMatrix:
 
 def index_root(store_path: str) -> Path | None:
     """Where the indexes of the store at ``store_path`` live (None for an in-memory store)."""
-    if not store_path or store_path == ":memory:" or store_path.startswith("file:"):
+    if not store_path or store_path == ":memory:" or store_path.startswith("file:") \
+            or "://" in store_path:  # a server's store (PostgreSQL): no index files beside it
         return None
     return Path(store_path + ".mac")
 

@@ -62,10 +62,12 @@ Guarantees
 from __future__ import annotations
 
 import builtins
+import gc
 import json
 import math
 import re
 import sqlite3
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -457,16 +459,31 @@ def _validated(record: Any) -> Signature:
     raise SignatureError(f"expected a Signature or a mapping, got {type(record).__name__}")
 
 
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""What ``json.dumps(x, ensure_ascii=False, separators=(",", ":"))`` writes, without making an
+encoder per call."""
+
+
 def _prepare(record: Any, features: Any = None, embeddings: Any = None) -> _Prepared:
     sig = _validated(record)
-    feats = extract_features(sig) if features is None else _check_features(features)
-    counts = json.dumps({k: float(v) for k, v in sorted(feats.content.items())},
-                        ensure_ascii=False, separators=(",", ":"))
+    if features is None:  # extract_features gives float counts with their keys sorted
+        feats = extract_features(sig)
+        counts = _COMPACT.encode(feats.content)
+    else:
+        feats = _check_features(features)
+        counts = _COMPACT.encode({k: float(v) for k, v in sorted(feats.content.items())})
     vectors: list[tuple[str, str, bytes | str]] = [("content", "json-counts", counts)]
     vectors.extend(_embedding_rows(embeddings))
-    # compact canonical JSON: one dumps call (the pretty text is for people, not for the store)
-    text = json.dumps(sig.to_data(), ensure_ascii=False, separators=(",", ":"))
+    # compact canonical JSON: one encode call (the pretty text is for people, not for the store)
+    text = _COMPACT.encode(sig.to_data())
     return _Prepared(sig, text, feats, tuple(vectors), " ".join(sorted(surface_tokens(sig))))
+
+
+def _with_embeddings(p: _Prepared, embeddings: Any) -> _Prepared:
+    """``p`` with the vectors of ``embeddings`` beside its content counts (its signature is
+    already validated)."""
+    return _Prepared(p.sig, p.text, p.features, (p.vectors[0], *_embedding_rows(embeddings)),
+                     p.surface)
 
 
 MAX_ID = 2 ** 63 - 1
@@ -550,6 +567,34 @@ def _transfer_values(item: Any, action: Any, analogy_result: Any, counterfactual
     return item, action, a, cf, higher_is_better, verdict
 
 
+# -- collector pauses ----------------------------------------------------------------------
+_GC_LOCK = threading.Lock()
+_GC_PAUSES = 0
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a bulk add prepares a batch.
+
+    A batch holds thousands of freshly validated signatures (acyclic objects: nothing for the
+    collector to free), and with the collector on, its full passes rescan them again and again,
+    which costs more than the validation. Pauses nest and overlap across threads; the collector
+    comes back on when the last pause ends, if it was on before the first."""
+    global _GC_PAUSES
+    with _GC_LOCK:
+        if _GC_PAUSES == 0:
+            _collector_paused.was_enabled = gc.isenabled()  # type: ignore[attr-defined]
+            gc.disable()
+        _GC_PAUSES += 1
+    try:
+        yield
+    finally:
+        with _GC_LOCK:
+            _GC_PAUSES -= 1
+            if _GC_PAUSES == 0 and _collector_paused.was_enabled:  # type: ignore[attr-defined]
+                gc.enable()
+
+
 # -- the store -----------------------------------------------------------------------------
 _RELATIONS_SQL = ("INSERT INTO sig_relations(signature_id, position, predicate, args, "
                   "in_causal_chain) VALUES (?, ?, ?, ?, ?)")
@@ -567,6 +612,10 @@ def _relation_rows(sid: int, sig: Signature) -> builtins.list[tuple[int, int, st
 def _write_relations(c: sqlite3.Connection, sid: int, sig: Signature) -> None:
     """Write the relation rows of one stored signature."""
     c.executemany(_RELATIONS_SQL, _relation_rows(sid, sig))
+
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
+_POSTGRES = re.compile(r"^postgres(ql)?://", re.I)
+
 
 class Memory:
     """An analogical memory in one SQLite file. Open with :meth:`open`; close with
@@ -586,10 +635,20 @@ class Memory:
         self._clock = clock
         self._version = SCHEMA_VERSION
 
+    _integrity_errors: tuple[type[BaseException], ...] = (sqlite3.IntegrityError,)
+    """What a unique-constraint violation raises on this backend."""
+
     @classmethod
     def open(cls, path: str | Path, *, timeout: float = 30.0,
              clock: Callable[[], datetime] | None = None) -> Memory:
         p = str(path)
+        if _URL.match(p):
+            where = p.split("@")[-1][:200]
+            if _POSTGRES.match(p):
+                raise StoreError("a PostgreSQL URL: open it with analogist.memory.open_memory "
+                                 "(Memory.open takes SQLite file paths)", source=where)
+            raise StoreError("unknown store URL scheme: expected a SQLite file path or a "
+                             "postgresql:// URL", source=where)
         if p != ":memory:" and Path(p).is_dir():
             raise StoreError("is a directory, expected a database file", source=p)
         try:
@@ -800,23 +859,24 @@ class Memory:
                 progress(len(ids))
 
         seen: dict[str, int] = {}
-        for i, rec in enumerate(sigs):
-            try:
-                p = _prepare(rec)
-                if embed is not None:
-                    p = _prepare(p.sig, p.features, embed(p.sig))
-            except AnalogistError as e:
-                raise _at(e, i) from None
-            first = seen.get(p.sig.episode_id)
-            if first is not None:
-                raise DuplicateEpisodeError(
-                    f"record {i}: episode {p.sig.episode_id!r} repeats record {first}",
-                    field=f"records[{i}].episode_id")
-            seen[p.sig.episode_id] = i
-            batch.append((i, p))
-            if len(batch) >= batch_size:
-                flush()
-        flush()
+        with _collector_paused():
+            for i, rec in enumerate(sigs):
+                try:
+                    p = _prepare(rec)
+                    if embed is not None:
+                        p = _with_embeddings(p, embed(p.sig))
+                except AnalogistError as e:
+                    raise _at(e, i) from None
+                first = seen.get(p.sig.episode_id)
+                if first is not None:
+                    raise DuplicateEpisodeError(
+                        f"record {i}: episode {p.sig.episode_id!r} repeats record {first}",
+                        field=f"records[{i}].episode_id")
+                seen[p.sig.episode_id] = i
+                batch.append((i, p))
+                if len(batch) >= batch_size:
+                    flush()
+            flush()
         return ids
 
     def delete(self, key: int | str, namespace: str = "default") -> bool:
@@ -1054,14 +1114,18 @@ class Memory:
     def get_many(self, ids: Iterable[int], namespace: str = "default"
                  ) -> dict[int, StoredEpisode]:
         """The episodes of ``namespace`` among row ids ``ids`` (absent ones are left out), read
-        in one query per 500 ids."""
+        in one query per 500 ids.
+
+        (Here and in :meth:`heads` and :meth:`surface_words`, ``+namespace`` keeps SQLite off the
+        ``(namespace, superseded_by)`` index, which it would otherwise pick for a bound namespace
+        and walk every row of the namespace; the ids go by primary key.)"""
         ns = _namespace(namespace)
         want = builtins.list(dict.fromkeys(int(i) for i in ids))
         out: dict[int, StoredEpisode] = {}
         for start in range(0, len(want), 500):
             chunk = want[start:start + 500]
             for r in self.conn.execute(
-                    f"SELECT {self._COLS} FROM signatures WHERE namespace = ? AND id IN "
+                    f"SELECT {self._COLS} FROM signatures WHERE +namespace = ? AND id IN "
                     f"({','.join('?' * len(chunk))})", (ns, *chunk)):
                 out[int(r[0])] = self._row(r)
         return out
@@ -1076,7 +1140,7 @@ class Memory:
         for start in range(0, len(want), 500):
             chunk = want[start:start + 500]
             for sid, eid, sup in self.conn.execute(
-                    f"SELECT id, episode_id, superseded_by FROM signatures WHERE namespace = ? "
+                    f"SELECT id, episode_id, superseded_by FROM signatures WHERE +namespace = ? "
                     f"AND id IN ({','.join('?' * len(chunk))})", (ns, *chunk)):
                 out[int(sid)] = (eid, None if sup is None else int(sup))
         return out
@@ -1111,7 +1175,7 @@ class Memory:
         for start in range(0, len(want), 500):
             chunk = want[start:start + 500]
             take(self.conn.execute(
-                f"SELECT {cols} FROM signatures WHERE namespace = ? AND id IN "
+                f"SELECT {cols} FROM signatures WHERE +namespace = ? AND id IN "
                 f"({','.join('?' * len(chunk))})", (ns, *chunk)))
         return out
 
@@ -1363,7 +1427,7 @@ class Memory:
                 cur = c.execute("INSERT INTO plans(namespace, name, json, created_at) "
                                 "VALUES (?, ?, ?, ?)", (ns, name, text,
                                                         self._clock().isoformat()))
-            except sqlite3.IntegrityError:
+            except self._integrity_errors:
                 raise StoreError(f"plan {name!r} already exists in namespace {ns!r}"[:300],
                                  field="name") from None
             return int(cur.lastrowid)  # type: ignore[arg-type]
@@ -1483,7 +1547,7 @@ class Memory:
                 cur = c.execute(
                     "INSERT INTO schemas(namespace, name, description, members) "
                     "VALUES (?, ?, ?, ?)", (ns, name, desc, json.dumps(ids)))
-            except sqlite3.IntegrityError:
+            except self._integrity_errors:
                 raise StoreError(f"schema {name!r} already exists in namespace {ns!r}"[:300],
                                  field="name") from None
             return int(cur.lastrowid)  # type: ignore[arg-type]
@@ -1719,7 +1783,7 @@ class Memory:
                           "created_at) VALUES (?, ?, ?, ?, ?, ?)",
                           (key_id, name, salt, digest, json.dumps(sorted(namespaces)),
                            self._clock().isoformat()))
-        except sqlite3.IntegrityError:
+        except self._integrity_errors:
             raise StoreError(f"a key named {name!r} already exists (revoke it first or pick "
                              "another name)", field="name") from None
 

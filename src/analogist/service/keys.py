@@ -21,11 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from analogist.errors import AnalogistError
+from analogist.memory import open_memory
 from analogist.memory.sqlite import Memory, StoreError
 
-__all__ = ["ApiKey", "KeyError_", "KeyStore", "TOKEN_PREFIX"]
+__all__ = ["ADMIN_SCOPE", "ApiKey", "KeyError_", "KeyStore", "TOKEN_PREFIX"]
 
 TOKEN_PREFIX = "ak_"
+ADMIN_SCOPE = "@admin"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 _NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}$")
 _TOKEN = re.compile(r"^ak_([0-9a-f]{16})\.([A-Za-z0-9_\-]{20,100})$")
@@ -43,11 +45,18 @@ class ApiKey:
     namespaces: frozenset[str]
     created_at: str
     revoked_at: str | None = None
+    admin: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "key_id": self.key_id, "namespaces": sorted(self.namespaces),
-                "created_at": self.created_at, "revoked": self.revoked_at is not None,
-                "revoked_at": self.revoked_at}
+                "admin": self.admin, "created_at": self.created_at,
+                "revoked": self.revoked_at is not None, "revoked_at": self.revoked_at}
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> ApiKey:
+        nss = frozenset(row["namespaces"])
+        return cls(row["key_id"], row["name"], nss - {ADMIN_SCOPE}, row["created_at"],
+                   row["revoked_at"], ADMIN_SCOPE in nss)
 
 
 def check_namespace(ns: Any, field: str = "namespace") -> str:
@@ -55,6 +64,19 @@ def check_namespace(ns: Any, field: str = "namespace") -> str:
         raise KeyError_("a namespace is 1 to 100 characters of letters, digits, '_', '.', '-' "
                         f"starting with a letter or digit; got {ns!r}"[:200], field=field)
     return ns
+
+
+def _check_new(name: Any, namespaces: Any, admin: Any) -> list[str]:
+    """The stored namespace list of a new key, or the error naming what is wrong with it."""
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise KeyError_("a key name is 1 to 64 characters of letters, digits, '_', '.', '-' "
+                        f"starting with a letter or digit; got {name!r}"[:200], field="name")
+    if not isinstance(admin, bool):
+        raise KeyError_("admin must be true or false", field="admin")
+    if not namespaces and not admin:
+        raise KeyError_("a key needs at least one namespace", field="namespace")
+    nss = sorted({check_namespace(n) for n in namespaces or ()})
+    return [*nss, ADMIN_SCOPE] if admin else nss
 
 
 def _digest(salt: bytes, secret: str) -> bytes:
@@ -69,7 +91,7 @@ class KeyStore:
         if isinstance(store, Memory):
             self.memory, self._owned = store, False
         else:
-            self.memory, self._owned = Memory.open(store), True
+            self.memory, self._owned = open_memory(store), True
         self.path = self.memory.path
         self.conn = self.memory.conn
         self.memory.ensure_service_tables()
@@ -84,14 +106,11 @@ class KeyStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def add(self, name: str, namespaces: list[str] | tuple[str, ...]) -> str:
-        """Make a key bound to ``namespaces``; returns the token (shown once, never stored)."""
-        if not isinstance(name, str) or not _NAME.match(name):
-            raise KeyError_("a key name is 1 to 64 characters of letters, digits, '_', '.', '-' "
-                            f"starting with a letter or digit; got {name!r}"[:200], field="name")
-        if not namespaces:
-            raise KeyError_("a key needs at least one namespace", field="namespace")
-        nss = sorted({check_namespace(n) for n in namespaces})
+    def add(self, name: str, namespaces: list[str] | tuple[str, ...], *,
+            admin: bool = False) -> str:
+        """Make a key bound to ``namespaces`` (none is allowed for an ``admin`` key, which reads
+        every namespace's metrics); returns the token (shown once, never stored)."""
+        nss = _check_new(name, namespaces, admin)
         key_id = secrets.token_hex(8)
         secret = secrets.token_urlsafe(32)
         salt = secrets.token_bytes(16)
@@ -103,8 +122,7 @@ class KeyStore:
         return f"{TOKEN_PREFIX}{key_id}.{secret}"
 
     def list(self) -> list[ApiKey]:
-        return [ApiKey(r["key_id"], r["name"], frozenset(r["namespaces"]), r["created_at"],
-                       r["revoked_at"]) for r in self.memory.api_keys()]
+        return [ApiKey.from_row(r) for r in self.memory.api_keys()]
 
     def revoke(self, name: str) -> None:
         if not self.memory.revoke_api_key(name):
@@ -122,14 +140,24 @@ class KeyStore:
             return None
         if not hmac.compare_digest(_digest(row["salt"], m.group(2)), row["digest"]):
             return None
-        return ApiKey(row["key_id"], row["name"], frozenset(row["namespaces"]),
-                      row["created_at"], None)
+        return ApiKey.from_row(row)
+
+    def active(self, key_id: str) -> ApiKey | None:
+        """The key ``key_id`` as it stands now (None when unknown or revoked): what a signed-in
+        session re-reads on every request, so a revoked key ends its sessions."""
+        row = self.memory.api_key(key_id) if isinstance(key_id, str) else None
+        if row is None or row["revoked_at"] is not None:
+            return None
+        return ApiKey.from_row(row)
 
 
-def keys_add(store: str | Path, name: str, namespaces: list[str]) -> str:
-    """``analogist keys add``: make a key; returns the token."""
+def keys_add(store: str | Path, name: str, namespaces: list[str], *, admin: bool = False
+             ) -> str:
+    """``analogist keys add``: make a key; returns the token. The name and namespaces are
+    checked before the store is opened, so a refused key leaves the store untouched."""
+    _check_new(name, namespaces, admin)
     with KeyStore(store) as ks:
-        return ks.add(name, namespaces)
+        return ks.add(name, namespaces, admin=admin)
 
 
 def keys_list(store: str | Path) -> list[dict[str, Any]]:

@@ -8,11 +8,14 @@ import secrets
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+
+from analogist.errors import AnalogistError
+from analogist.io import MAX_DEPTH, json_depth_check
 
 __all__ = ["BodyLimit", "Jobs", "Metrics", "RateLimiter"]
 
@@ -29,11 +32,29 @@ def _json_response_parts(status: int, payload: dict[str, Any],
 class BodyLimit:
     """ASGI middleware: refuse request bodies over ``max_bytes`` with 413 and a JSON message,
     before any handler (and so any store write) runs. Checks ``Content-Length`` up front and
-    counts streamed bytes (chunked uploads) as they arrive."""
+    counts streamed bytes (chunked uploads) as they arrive. A JSON body (or one without a
+    content type, which the framework reads as JSON) nested deeper than ``max_depth`` levels
+    is refused with 400 naming the line, before any parser recurses into it."""
 
-    def __init__(self, app: Any, max_bytes: int) -> None:
+    def __init__(self, app: Any, max_bytes: int, max_depth: int = MAX_DEPTH) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.max_depth = max_depth
+
+    def _too_deep(self, scope: dict, body: bytes) -> dict[str, Any] | None:
+        ctype = b""
+        for k, v in scope.get("headers", ()):
+            if k == b"content-type":
+                ctype = v.lower()
+        if not body or ctype.startswith((b"application/x-www-form-urlencoded",
+                                         b"multipart/")):
+            return None
+        try:
+            json_depth_check(body.decode("utf-8", errors="replace"), max_depth=self.max_depth)
+        except AnalogistError as e:
+            return {"error": {"type": "malformed_json", "field": "body",
+                              "message": f"the request body is {e.message} (line {e.line})"}}
+        return None
 
     def _message(self, got: str) -> dict[str, Any]:
         return {"error": {"type": "request_too_large", "field": "body",
@@ -76,6 +97,12 @@ class BodyLimit:
             chunks.append(body)
             if not msg.get("more_body", False):
                 break
+        deep = self._too_deep(scope, b"".join(chunks))
+        if deep is not None:
+            start, out = _json_response_parts(400, deep)
+            await send(start)
+            await send(out)
+            return
         await self.app(scope, _replay(chunks, None, receive), send)
 
 
@@ -125,21 +152,27 @@ class RateLimiter:
 
 
 class Metrics:
-    """Request counts, errors and latencies per route template (the last ``window`` latencies
-    per route are kept for percentiles)."""
+    """Request counts, errors and latencies per namespace and route template (the last
+    ``window`` latencies per pair are kept for percentiles).
+
+    A request counts under the namespace its key was allowed into (``None``: requests that named
+    none or were refused before that — health checks, unknown keys). :meth:`snapshot` shows one
+    caller only the namespaces it is bound to; the admin scope sees all, unattributed included.
+    """
 
     def __init__(self, window: int = 10_000) -> None:
         self._lock = threading.Lock()
         self.window = window
         self.started = time.time()
-        self.routes: dict[str, dict[str, Any]] = {}
+        self.routes: dict[tuple[str | None, str], dict[str, Any]] = {}
 
-    def record(self, route: str, status: int, ms: float) -> None:
+    def record(self, route: str, status: int, ms: float, namespace: str | None = None) -> None:
         with self._lock:
-            r = self.routes.get(route)
+            r = self.routes.get((namespace, route))
             if r is None:
-                r = self.routes[route] = {"count": 0, "errors_4xx": 0, "errors_5xx": 0,
-                                          "status": {}, "lat": deque(maxlen=self.window)}
+                r = self.routes[(namespace, route)] = {
+                    "count": 0, "errors_4xx": 0, "errors_5xx": 0, "status": {},
+                    "lat": deque(maxlen=self.window)}
             r["count"] += 1
             r["status"][str(status)] = r["status"].get(str(status), 0) + 1
             if 400 <= status < 500:
@@ -148,21 +181,35 @@ class Metrics:
                 r["errors_5xx"] += 1
             r["lat"].append(ms)
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self, namespaces: Collection[str] | None = None) -> dict[str, Any]:
+        """The metrics of ``namespaces`` (None: everything), merged per route."""
         def pct(xs: list[float], q: float) -> float | None:
             if not xs:
                 return None
             s = sorted(xs)
             return round(s[min(len(s) - 1, int(q * (len(s) - 1) + 0.5))], 3)
 
+        allowed = None if namespaces is None else set(namespaces)
+        merged: dict[str, dict[str, Any]] = {}
         with self._lock:
-            routes = {k: {"count": v["count"], "errors_4xx": v["errors_4xx"],
-                          "errors_5xx": v["errors_5xx"], "status": dict(v["status"]),
-                          "latency_ms": {"p50": pct(list(v["lat"]), 0.5),
-                                         "p95": pct(list(v["lat"]), 0.95),
-                                         "max": max(v["lat"], default=None)}}
-                      for k, v in sorted(self.routes.items())}
+            for (ns, route), v in self.routes.items():
+                if allowed is not None and ns not in allowed:
+                    continue
+                m = merged.setdefault(route, {"count": 0, "errors_4xx": 0, "errors_5xx": 0,
+                                              "status": {}, "lat": []})
+                for k in ("count", "errors_4xx", "errors_5xx"):
+                    m[k] += v[k]
+                for code, n in v["status"].items():
+                    m["status"][code] = m["status"].get(code, 0) + n
+                m["lat"].extend(v["lat"])
+        routes = {k: {"count": v["count"], "errors_4xx": v["errors_4xx"],
+                      "errors_5xx": v["errors_5xx"], "status": v["status"],
+                      "latency_ms": {"p50": pct(v["lat"], 0.5), "p95": pct(v["lat"], 0.95),
+                                     "max": max(v["lat"], default=None)}}
+                  for k, v in sorted(merged.items())}
         return {"uptime_s": round(time.time() - self.started, 3),
+                "scope": "admin" if allowed is None else "namespaces",
+                "namespaces": None if allowed is None else sorted(allowed),
                 "requests": sum(r["count"] for r in routes.values()),
                 "errors_4xx": sum(r["errors_4xx"] for r in routes.values()),
                 "errors_5xx": sum(r["errors_5xx"] for r in routes.values()),

@@ -3,7 +3,9 @@
 Routes (all under ``/viewer``):
 
 * ``GET /viewer`` — the page (``static/index.html``); ``GET /viewer/static/{name}`` its script
-  and style sheet (served from the package; nothing from the network);
+  and style sheet (served from the package; nothing from the network). Neither holds data, so
+  neither needs the guard: a plain browser visit gets the page, which signs in when the server
+  offers ``/viewer/session`` (:mod:`analogist.server`) and reads only through the API below;
 * ``GET /viewer/api/casebook[?namespace=NS]`` — the episodes the page can map: the store's
   episodes in ``NS`` when the router has a store, else the bundled casebook;
 * ``GET /viewer/api/map?source=ID&target=ID[&namespace=NS]`` — :func:`map_payload`;
@@ -42,6 +44,15 @@ _STATIC = {"viewer.js": "text/javascript; charset=utf-8",
            "viewer.css": "text/css; charset=utf-8"}
 
 
+class ViewerError(HTTPException):
+    """An HTTP error of the viewer naming the query parameter (``field``) it is about; the
+    server renders it in its one error shape, a bare app as ``{"detail": message}``."""
+
+    def __init__(self, status: int, message: str, field: str | None = None) -> None:
+        super().__init__(status, message)
+        self.field = field
+
+
 def _id() -> Any:
     return Query(..., min_length=1, max_length=200)
 
@@ -50,6 +61,13 @@ def _ns() -> Any:
     return Query("default", min_length=1, max_length=100)
 
 BRIEF_CACHE_SIZE = 16
+
+# the page runs only its own script and style, is never framed, and sends no referrer
+_PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
+                               "frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store",
+}
 
 
 def _static(name: str) -> str:
@@ -97,22 +115,24 @@ def viewer_router(store_path: StoreSpec = None, *,
 
     def check_ns(namespace: str, allowed: Any) -> None:
         if allowed is not None and namespace not in set(allowed):
-            raise HTTPException(403, f"namespace {namespace!r} is not permitted for this caller")
+            raise ViewerError(403, f"namespace {namespace[:100]!r} is not permitted for this "
+                              "caller", "namespace")
 
     @contextmanager
     def opened() -> Any:
         if callable(store_path):
             mem = store_path()
         else:
-            from analogist.memory.sqlite import Memory
+            from analogist.memory import open_memory
 
             p = Path(str(store_path))
-            if not p.is_file():
-                raise HTTPException(503, f"store file not found: {p}")
+            server = "://" in str(store_path)  # a PostgreSQL store: a URL, not a file
+            if not server and not p.is_file():
+                raise ViewerError(503, f"store file not found: {p}")
             try:
-                mem = Memory.open(p)
+                mem = open_memory(str(store_path) if server else p)
             except AnalogistError as e:
-                raise HTTPException(503, str(e)) from None
+                raise ViewerError(503, str(e)) from None
         try:
             yield mem
         finally:
@@ -127,7 +147,8 @@ def viewer_router(store_path: StoreSpec = None, *,
             for field, i in ids:
                 e = cb["entries"].get(i)
                 if e is None:
-                    raise HTTPException(404, f"{field}: no episode {i!r} in the bundled casebook")
+                    raise ViewerError(404, f"{field}: no episode {i!r} in the bundled casebook",
+                                      field)
                 out.append(e.signature)
             return out, cb["vocab"]
         check_ns(namespace, allowed)
@@ -136,20 +157,22 @@ def viewer_router(store_path: StoreSpec = None, *,
             for field, i in ids:
                 row = mem.get(i, namespace)
                 if row is None:
-                    raise HTTPException(404, f"{field}: no episode {i!r} in namespace "
-                                             f"{namespace!r}")
+                    raise ViewerError(404, f"{field}: no episode {i!r} in namespace "
+                                           f"{namespace!r}", field)
                 out.append(row.signature)
         return out, cb["vocab"]
 
+    # the page and its files hold no data, so a plain visit gets them (and the sign-in form);
+    # everything under /viewer/api goes through the guard
     @router.get("", response_class=HTMLResponse, include_in_schema=False)
-    def page(allowed: Any = Depends(guard)) -> HTMLResponse:
-        return HTMLResponse(_static("index.html"))
+    def page() -> HTMLResponse:
+        return HTMLResponse(_static("index.html"), headers=_PAGE_HEADERS)
 
     @router.get("/static/{name}", include_in_schema=False)
-    def static(name: str, allowed: Any = Depends(guard)) -> Response:
+    def static(name: str) -> Response:
         if name not in _STATIC:
-            raise HTTPException(404, f"no static file {name!r}; expected one of "
-                                     f"{', '.join(sorted(_STATIC))}")
+            raise ViewerError(404, f"no static file {name[:100]!r}; expected one of "
+                                   f"{', '.join(sorted(_STATIC))}", "name")
         return Response(_static(name), media_type=_STATIC[name])
 
     @router.get("/api/casebook")
@@ -175,7 +198,7 @@ def viewer_router(store_path: StoreSpec = None, *,
         try:
             return map_payload(s, t, vocab=vocab)
         except AnalogistError as e:
-            raise HTTPException(422, str(e)) from None
+            raise ViewerError(422, str(e), e.field) from None
 
     @router.get("/api/events")
     def events(allowed: Any = Depends(guard)) -> dict[str, Any]:
@@ -193,11 +216,12 @@ def viewer_router(store_path: StoreSpec = None, *,
                 return hit
         corpus = _corpus()
         if all(e.event_id != event for e in corpus.events):
-            raise HTTPException(404, f"event: no event {event!r} in the historical corpus")
+            raise ViewerError(404, f"event: no event {event[:200]!r} in the historical corpus",
+                              "event")
         try:
             out = brief_payload(event, corpus)
         except AnalogistError as e:
-            raise HTTPException(422, f"event {event!r}: {e}") from None
+            raise ViewerError(422, f"event {event!r}: {e}", "event") from None
         with brief_lock:
             brief_cache[event] = out
             while len(brief_cache) > BRIEF_CACHE_SIZE:
@@ -214,7 +238,7 @@ def viewer_router(store_path: StoreSpec = None, *,
         """The brief's coverage chart (PNG)."""
         b = brief_of(event)
         if b["chart_png_base64"] is None:
-            raise HTTPException(404, f"event {event!r}: no chart ({b['chart_note']})")
+            raise ViewerError(404, f"event {event!r}: no chart ({b['chart_note']})", "event")
         return Response(base64.b64decode(b["chart_png_base64"]), media_type="image/png")
 
     return router

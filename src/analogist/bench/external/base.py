@@ -24,6 +24,7 @@ hyphens, dots and ``#`` become underscores), so ``"Set #"`` is ``set``.
 from __future__ import annotations
 
 import csv
+import fnmatch
 import io
 import json
 from collections import Counter
@@ -162,8 +163,6 @@ def find_files(path: Path, patterns: Sequence[str]) -> list[Path]:
         raise AnalogistError("no such file or folder", source=str(path))
     if path.is_file():
         return [path]
-    import fnmatch
-
     out = []
     for p in sorted(path.iterdir()):
         if p.is_file() and any(fnmatch.fnmatch(p.name.lower(), pat.lower()) for pat in patterns):

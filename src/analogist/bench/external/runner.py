@@ -33,6 +33,7 @@ primary metric (accuracy; retrieval: average precision), from
 
 from __future__ import annotations
 
+import json
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -47,9 +48,15 @@ from analogist.bench.external.bm25 import BM25Scorer
 from analogist.bench.external.sample import item_rng
 from analogist.bench.external.sets import BENCHMARKS, is_development, load_set
 from analogist.bench.parb.stats import mcnemar_from_outcomes, paired_bootstrap_ci
+from analogist.casebook import load_casebook
 from analogist.encode.base import MAX_EPISODE_CHARS
+from analogist.encode.deterministic import DeterministicEncoder
 from analogist.errors import AnalogistError
+from analogist.index.embed import default_embedder
+from analogist.judge import JudgeParams, self_score
 from analogist.retrieve import RetrieveParams
+from analogist.signature import compile_signature
+from analogist.sme import match
 
 #: The systems, analogist first; the other two are the surface baselines.
 SYSTEMS = ("analogist", "embedder", "bm25")
@@ -155,8 +162,6 @@ class StructureScorer:
     """analogist's pipeline: encode once per text, SME-map base onto target, normalise."""
 
     def __init__(self, encoder: Any, params: ExternalParams) -> None:
-        from analogist.judge import JudgeParams
-
         self.encoder = encoder
         self.params = params
         self.sme = JudgeParams().sme
@@ -166,9 +171,6 @@ class StructureScorer:
         self.cut = 0
 
     def prepare(self, texts: Sequence[str]) -> None:
-        from analogist.judge import self_score
-        from analogist.signature import compile_signature
-
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for t in texts:
@@ -188,8 +190,6 @@ class StructureScorer:
                 self._total[t] = self_score(desc, self.sme) if desc is not None else 0.0
 
     def score(self, base: str, target: str) -> float:
-        from analogist.sme import match
-
         bd, td, total = self._desc.get(base), self._desc.get(target), self._total.get(target, 0.0)
         if bd is None or td is None or total <= 0:
             return 0.0
@@ -277,10 +277,6 @@ class ExternalResult:
     @property
     def systems(self) -> list[str]:
         return [s for s in SYSTEMS if self.outcomes and s in self.outcomes[0]]
-
-    def metric_names(self) -> list[str]:
-        return (["map", "mrr", "recall@10", *(f"hit@{k}" for k in self.params.ks)]
-                if self.retrieval else ["accuracy"])
 
     def _agg(self, rows: list[dict[str, Any]], system: str) -> dict[str, float]:
         if self.retrieval:
@@ -403,12 +399,8 @@ class Systems:
               embedder: Any = None) -> Systems:
         params = params or ExternalParams()
         if embedder is None:
-            from analogist.index.embed import default_embedder
-
             embedder = default_embedder()
         if encoder is None:
-            from analogist.encode.deterministic import DeterministicEncoder
-
             encoder = CachingEncoder(DeterministicEncoder(embedder=embedder))
         bm25_t = params.bm25_threshold
         if bm25_t is None:
@@ -503,8 +495,6 @@ def calibrate_threshold(scorer: Any) -> dict[str, Any]:
     The threshold is the midpoint between adjacent sorted scores that maximises balanced
     accuracy (the lowest such midpoint on ties).
     """
-    from analogist.casebook import load_casebook
-
     cases = [c for c in load_casebook() if c.signature.levels.L0]
     by_id = {c.id: c for c in cases}
     texts = [c.signature.levels.L0 for c in cases]
@@ -562,8 +552,6 @@ def external_command(name: str, path: str | Path, *, variant: str | None = None,
     :meth:`ExternalResult.details` as JSON to that file. Bad input raises
     :class:`~analogist.errors.AnalogistError` before any model is loaded.
     """
-    import json
-
     if details is not None:
         parent = Path(details).parent
         if not parent.is_dir():

@@ -15,9 +15,17 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from analogist.bench.parb.skins import Skin, extend_lexicon, render
+from analogist.bench.parb.skins import (
+    DOMAIN_NAMES,
+    Skin,
+    extend_lexicon,
+    familiar_skin,
+    fresh_tags,
+    render,
+)
 from analogist.bench.parb.templates import (
     SYMMETRIC_PREDICATES,
+    TEMPLATES,
     Edge,
     Rel,
     Template,
@@ -125,9 +133,6 @@ def minimal_pair(t: Template, skin: Skin, tags: dict[str, str], episode_id: str,
 def surface_decoy(t: Template, domain: str, templates: tuple[str, ...], rng: random.Random,
                   episode_id: str) -> tuple[Signature, Template]:
     """Same domain and vocabulary as an item of ``t``, another template (a near disanalogy)."""
-    from analogist.bench.parb.skins import familiar_skin, fresh_tags
-    from analogist.bench.parb.templates import TEMPLATES
-
     other = TEMPLATES[rng.choice([n for n in templates if n != t.name])]
     skin = familiar_skin(other, domain, rng)
     return render(other, skin, fresh_tags(other, rng), episode_id), other
@@ -136,7 +141,5 @@ def surface_decoy(t: Template, domain: str, templates: tuple[str, ...], rng: ran
 def far_analogue(t: Template, avoid_domain: str, rng: random.Random,
                  episode_id: str) -> tuple[Signature, str]:
     """The same template in another domain (a far analogy)."""
-    from analogist.bench.parb.skins import DOMAIN_NAMES, familiar_skin, fresh_tags
-
     domain = rng.choice([d for d in DOMAIN_NAMES if d != avoid_domain])
     return render(t, familiar_skin(t, domain, rng), fresh_tags(t, rng), episode_id), domain

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from analogist.bench.parb.arms import ArmOutput
+from analogist.bench.parb.arm_base import ArmOutput
 
 __all__ = [
     "EncodedItems",

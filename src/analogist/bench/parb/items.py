@@ -36,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -336,7 +337,6 @@ def _f4(iid: str, split: str, t: Template, temps: tuple[str, ...], rng: random.R
 
 
 def _words(text: str) -> list[str]:
-    import re
     return re.findall(r"[A-Za-z0-9_]+", text)
 
 

@@ -26,8 +26,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from analogist.bench.parb.arms import ArmContext, ArmOutput
+from analogist.bench.parb.arm_base import ArmContext, ArmOutput, parametric_records
+from analogist.bench.parb.encoded import translate_text
+from analogist.errors import AnalogistError
 from analogist.llm.base import LLMError, LLMProvider, Usage, sum_usage
+from analogist.parametric import propose_parametric
+from analogist.signature import validate_signature
 
 __all__ = ["ANSWER_SCHEMA", "HINT", "PROMPT_VERSION", "LLMArm"]
 
@@ -89,11 +93,6 @@ class LLMArm:
         ``parametric``, judged, and scored apart from U/F/N."""
         if not self.parametric or ctx.controls_pass:
             return []
-        from analogist.bench.parb.arms import parametric_records
-        from analogist.errors import AnalogistError
-        from analogist.parametric import propose_parametric
-        from analogist.signature import validate_signature
-
         q = validate_signature(ctx.problem.query)
         try:
             res = propose_parametric(q, self.provider, k=3)
@@ -113,7 +112,6 @@ class LLMArm:
             inv: dict[str, str] = {}
             if ctx.encoded_align:          # show the parts in the writer's tags
                 inv = {g: e for e, g in ctx.encoded_align.get(src_id, {}).items()}
-            from analogist.bench.parb.encoded import translate_text
             listed = "\n".join(f"- {p}: {translate_text(v['source'], inv) if inv else v['source']}"
                                for p, v in sorted(item["key"]["parts"].items()))
             parts = ("\nSource parts (decide for each whether it transfers to the query):\n"

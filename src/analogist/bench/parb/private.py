@@ -58,8 +58,14 @@ from typing import Any
 
 import yaml
 
+from analogist.bench.parb import runner as R
 from analogist.bench.parb.arms import ArmContext, make_arms
+from analogist.bench.parb.report import _ci, _fmt, cost_lines
+from analogist.casebook import load_casebook
 from analogist.errors import AnalogistError
+from analogist.index.embed import default_embedder
+from analogist.llm.base import NO_LLM_REASON
+from analogist.memory.sqlite import Memory
 
 __all__ = ["PRIVATE_ARMS", "check_holdout", "holdout_ids", "load_private", "run_private",
            "write_casebook_private", "write_casebook_store"]
@@ -167,8 +173,6 @@ def check_holdout(ids: Sequence[str], held_out: set[str], where: str) -> None:
 
 
 def _build_items(spec: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
-    from analogist.memory.sqlite import Memory
-
     p = spec["path"]
     if not spec["store"].exists():
         raise _err(f"store {str(spec['store'])!r} does not exist", p, "store")
@@ -217,10 +221,6 @@ def run_private(path: str | Path, arms: Sequence[str] | None = None,
     """Run the retrieval arms on a private item set under the holdout rule; write
     ``results.json``, ``per_item.jsonl`` and ``report.md`` to ``out_dir``; return the results
     (``results["splits"]["private"]`` has the same shape as a :func:`run_parb` split)."""
-    from analogist.bench.parb import runner as R
-    from analogist.llm.base import NO_LLM_REASON
-    from analogist.memory.sqlite import Memory
-
     names = [a.replace("′", "'") for a in (arms or PRIVATE_ARMS)]
     bad = [a for a in names if a not in _ALLOWED]
     if bad:
@@ -234,7 +234,6 @@ def run_private(path: str | Path, arms: Sequence[str] | None = None,
     items, held = _build_items(spec)
     arm_objs = make_arms(run_names, provider=provider)
     if embedder is None:
-        from analogist.index.embed import default_embedder
         embedder = default_embedder()
     per_arm: dict[str, list[dict[str, Any]]] = {a.name: [] for a in arm_objs}
     t_start = time.perf_counter()
@@ -308,8 +307,6 @@ def run_private(path: str | Path, arms: Sequence[str] | None = None,
 
 
 def _report(results: dict[str, Any], out: Path) -> Path:
-    from analogist.bench.parb.report import _ci, _fmt, cost_lines
-
     m = results["manifest"]
     d = results["splits"]["private"]
     L = ["# PARB private set", "", f"- items file: `{m['items_file']}`",
@@ -337,9 +334,6 @@ def _report(results: dict[str, Any], out: Path) -> Path:
 # -- the bundled casebook as an example private set ---------------------------------------------
 def write_casebook_store(path: str | Path, namespace: str = "casebook") -> Path:
     """Write every casebook entry (real entries and decoys) into a new store at ``path``."""
-    from analogist.casebook import load_casebook
-    from analogist.memory.sqlite import Memory
-
     p = Path(path)
     if p.exists():
         raise AnalogistError(f"store {str(p)!r} already exists; not overwriting", source=str(p))
@@ -355,8 +349,6 @@ def write_casebook_private(out_dir: str | Path, namespace: str = "casebook",
     ``out_dir``. Each real entry is a target keyed to the other real entries of its mechanism;
     decoy entries are in the store (never keyed) and are themselves no-match targets when no
     other entry shares their mechanism. ``max_items`` keeps the first items (tests)."""
-    from analogist.casebook import load_casebook
-
     d = Path(out_dir)
     write_casebook_store(d / "casebook.db", namespace)
     entries = load_casebook()

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from analogist.plots import load_pyplot
+
 __all__ = ["write_report"]
 
 
@@ -94,8 +96,6 @@ def controls_lines(ctl: dict[str, Any] | None) -> list[str]:
 
 
 def _plots(results: dict[str, Any], out: Path) -> tuple[list[str], str | None]:
-    from analogist.plots import load_pyplot
-
     plt, why = load_pyplot()
     if plt is None:
         return [], f"plots skipped: {why}"

@@ -53,8 +53,14 @@ from analogist.bench.parb import metrics as M
 from analogist.bench.parb import stats as S
 from analogist.bench.parb.arms import ARM_NAMES, LLM_ARMS, ArmContext, ArmOutput, make_arms
 from analogist.bench.parb.controls import CONTROL_ARMS, run_controls, summarize_controls
+from analogist.bench.parb.encoded import encode_items, gold_forms, translate_output
 from analogist.bench.parb.items import generate, write_jsonl
+from analogist.bench.parb.report import write_report as _write_report
+from analogist.encode.deterministic import DeterministicEncoder
 from analogist.errors import AnalogistError
+from analogist.index.embed import default_embedder
+from analogist.llm.base import NO_LLM_REASON
+from analogist.memory.sqlite import Memory
 
 __all__ = ["run_parb", "score_item"]
 DECOY_TYPES = ("minimal_pair", "surface_decoy", "far_disanalogy")
@@ -401,8 +407,6 @@ def run_parb(n_items: int, arms: Sequence[str] | None = None, representation: st
     if representation not in ("oracle", "encoded"):
         raise AnalogistError(f"representation must be 'oracle' or 'encoded', got "
                              f"{representation!r}")
-    from analogist.llm.base import NO_LLM_REASON
-
     names = [a.replace("′", "'") for a in (arms or list(ARM_NAMES) + list(LLM_ARMS))]
     unknown = [a for a in names if a not in ARM_NAMES and a not in LLM_ARMS]
     if unknown:
@@ -429,23 +433,17 @@ def run_parb(n_items: int, arms: Sequence[str] | None = None, representation: st
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n",
                                        encoding="utf-8")
     if embedder is None:
-        from analogist.index.embed import default_embedder
         embedder = default_embedder()
-    from analogist.memory.sqlite import Memory
 
     enc = None
     if representation == "encoded":
-        from analogist.bench.parb.encoded import encode_items
         if encoder is None:
-            from analogist.encode.deterministic import DeterministicEncoder
             encoder = DeterministicEncoder(embedder=embedder)
         bar = _progress(progress)
         with bar:
             task = bar.add_task("encoding", total=len(all_items))
             enc = encode_items(all_items, encoder,
                                progress=lambda n: bar.update(task, advance=n))
-    from analogist.bench.parb.encoded import gold_forms, translate_output
-
     per_arm: dict[str, list[dict[str, Any]]] = {a.name: [] for a in arm_objs}
     ctl_out: dict[str, dict[str, ArmOutput]] = {a.name: {} for a in arm_objs
                                                 if a.name in CONTROL_ARMS}
@@ -580,8 +578,7 @@ def run_parb(n_items: int, arms: Sequence[str] | None = None, representation: st
     (out / "results.json").write_text(json.dumps(results, indent=1, sort_keys=False) + "\n",
                                       encoding="utf-8")
     if write_report:
-        from analogist.bench.parb.report import write_report as _wr
-        _wr(results, out)
+        _write_report(results, out)
     return results
 
 

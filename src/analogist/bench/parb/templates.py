@@ -45,12 +45,6 @@ class Template:
     def role_tags(self) -> tuple[str, ...]:
         return tuple(r[0] for r in self.roles)
 
-    def role_kind(self, tag: str) -> str:
-        return next(k for t, k, _d in self.roles if t == tag)
-
-    def role_description(self, tag: str) -> str:
-        return next(d for t, _k, d in self.roles if t == tag)
-
     def part(self, part_id: str) -> Rel | Edge:
         kind, i = part_id.split(":")
         return self.relations[int(i)] if kind == "rel" else self.causal_chain[int(i)]

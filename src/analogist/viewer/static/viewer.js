@@ -3,8 +3,11 @@
 
 (function () {
   const API = "/viewer/api";
+  const SESSION = "/viewer/session";
   const params = new URLSearchParams(window.location.search);
-  const namespace = params.get("namespace") || "default";
+  let namespace = params.get("namespace") || "default";
+  let session = null;            // the signed-in session (null: signed out, or no sign-in here)
+  let generation = 0;            // bumped at sign-out: late answers of an old session are dropped
   const $ = (id) => document.getElementById(id);
   let current = null;            // the last /api/map payload
   let elems = { source: new Map(), target: new Map() };  // key -> element
@@ -22,20 +25,46 @@
     p.hidden = !msg;
   }
 
-  async function getJSON(url) {
-    const r = await fetch(url, { headers: { Accept: "application/json" } });
+  class HttpError extends Error {
+    constructor(status, message) { super(message); this.status = status; }
+  }
+
+  function messageOf(r, body) {
+    if (body && body.error && typeof body.error.message === "string") return body.error.message;
+    if (body && typeof body.detail === "string") return body.detail;
+    return r.status + " " + r.statusText;
+  }
+
+  async function request(method, url, payload, extraHeaders) {
+    const headers = { Accept: "application/json", ...(extraHeaders || {}) };
+    const init = { method, headers, credentials: "same-origin" };
+    if (payload !== undefined) {
+      headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(payload);
+    }
+    const r = await fetch(url, init);
     let body = null;
     try { body = await r.json(); } catch (e) { body = null; }
-    if (!r.ok) {
-      const d = body && body.detail;
-      throw new Error(typeof d === "string" ? d : (r.status + " " + r.statusText));
-    }
+    if (!r.ok) throw new HttpError(r.status, messageOf(r, body));
     return body;
+  }
+
+  async function getJSON(url) {
+    const gen = generation;
+    try {
+      const body = await request("GET", url);
+      if (gen !== generation) throw new HttpError(401, "signed out");
+      return body;
+    } catch (e) {
+      if (e.status === 401 && session) signedOut("your session ended (expired, signed out or "
+        + "the key was revoked); sign in again");
+      throw e;
+    }
   }
 
   function q(obj) {
     const u = new URLSearchParams(obj);
-    if (namespace !== "default") u.set("namespace", namespace);
+    if (session || namespace !== "default") u.set("namespace", namespace);
     return u.toString();
   }
 
@@ -179,6 +208,7 @@
       current = await getJSON(API + "/map?" + q({ source, target }));
     } catch (e) {
       current = null;
+      if (e.status === 401) return;   // signed out meanwhile: the sign-in form is showing
       showError(e.message);
       $("mapping").setAttribute("data-state", "error");
       document.body.setAttribute("data-state", "error");
@@ -212,6 +242,7 @@
     try {
       b = await getJSON(API + "/brief?" + new URLSearchParams({ event }).toString());
     } catch (e) {
+      if (e.status === 401) return;
       box.textContent = e.message;
       box.setAttribute("data-state", "error");
       return;
@@ -219,15 +250,42 @@
     box.textContent = "";
     const t = b.brief.target || {};
     box.appendChild(el("p", {}, "target: " + (t.name || b.event) + " \u00b7 stop: " + b.brief.stop_reason));
-    const preds = b.brief.predicted_hidden_factors || [];
-    const ul = el("ul", { class: "factors" });
-    for (const p of preds.slice(0, 8)) {
-      const pos = p.position || (p.hypothesis && p.hypothesis[0]) || "";
-      const mech = p.mechanism || (p.hypothesis && p.hypothesis[1]) || "";
-      const post = p.posterior !== undefined ? " (posterior " + Number(p.posterior).toFixed(3) + ")" : "";
-      ul.appendChild(el("li", {}, pos + " \u00b7 " + mech + post));
+    const hyp = (h) => (h.position || "") + " / " + (h.mechanism || "");
+    const num = (x) => (x === undefined || x === null) ? "" : Number(x).toFixed(3);
+    function table(id, rows, cols) {
+      const tbl = el("table", { id, class: "hypotheses" });
+      const head = el("tr");
+      for (const [title] of cols) head.appendChild(el("th", {}, title));
+      tbl.appendChild(el("thead")).appendChild(head);
+      const tb = tbl.appendChild(el("tbody"));
+      for (const r of rows) {
+        const tr = el("tr", { "data-position": r.position || "", "data-mechanism": r.mechanism || "" });
+        for (const [, f] of cols) tr.appendChild(el("td", {}, f(r)));
+        tb.appendChild(tr);
+      }
+      return tbl;
     }
-    if (preds.length) { box.appendChild(el("p", {}, "predicted hidden factors:")); box.appendChild(ul); }
+    const cols = [["hypothesis", hyp], ["posterior", (r) => num(r.posterior)],
+      ["confirming", (r) => String(r.confirmations)], ["dissenting", (r) => String(r.disconfirmations)],
+      ["independent groups", (r) => String(r.independent_groups)],
+      ["supporting analogies", (r) => (r.supporting || []).join(", ")]];
+    const preds = b.brief.predicted_hidden_factors || [];
+    box.appendChild(el("h3", {}, "Predicted hidden factors (" + preds.length + ")"));
+    if (preds.length) box.appendChild(table("predicted-table", preds, cols));
+    else box.appendChild(el("p", { id: "predicted-none" }, "none: no hypothesis about a hidden factor reached the confirmation threshold"));
+    // leading hypotheses: every hypothesis the loop weighed, asserted or still open, by posterior
+    const seen = new Set();
+    const leading = [];
+    for (const h of [...(b.brief.mechanism_statements || []), ...(b.brief.under_confirmed || [])]) {
+      const k = hyp(h);
+      if (seen.has(k)) continue;
+      seen.add(k);
+      leading.push({ ...h, status: h.asserted ? (h.observed ? "asserted (observed)" : "asserted") : "open" });
+    }
+    leading.sort((x, y) => (y.posterior - x.posterior) || hyp(x).localeCompare(hyp(y)));
+    const top = leading.slice(0, 12);
+    box.appendChild(el("h3", {}, "Leading hypotheses (top " + top.length + " of " + leading.length + ")"));
+    box.appendChild(table("leading-table", top, [...cols.slice(0, 5), ["status", (r) => r.status]]));
     if (b.chart_png_base64) {
       const img = el("img", { id: "coverage-chart", alt: "coverage chart for " + b.event, "data-event": b.event });
       img.addEventListener("load", () => box.setAttribute("data-state", "ready"));
@@ -240,24 +298,134 @@
     }
   }
 
+  // -- signing in and out ----------------------------------------------------------------
+  function clearAll() {
+    current = null;
+    elems = { source: new Map(), target: new Map() };
+    for (const id of ["summary", "side-source", "side-target", "links", "transfer", "inferences", "brief",
+      "source-select", "target-select", "event-select", "namespace-select", "account-name"]) {
+      const e = $(id);
+      while (e.firstChild) e.removeChild(e.firstChild);
+    }
+    document.querySelector("#ldu-table tbody").textContent = "";
+    for (const a of ["data-source", "data-target", "data-namespace", "data-entries"]) $("mapping").removeAttribute(a);
+    $("transfer").removeAttribute("data-verdict");
+    $("mapping").setAttribute("data-state", "empty");
+    $("brief").setAttribute("data-state", "empty");
+  }
+
+  function signedOut(message) {
+    generation += 1;
+    session = null;
+    clearAll();
+    $("content").hidden = true;
+    $("pick").hidden = true;
+    $("account").hidden = true;
+    $("sign-in").hidden = false;
+    $("key-input").value = "";
+    const p = $("sign-in-error");
+    p.textContent = message || "";
+    p.hidden = !message;
+    showError("");
+    document.body.setAttribute("data-auth", "signed-out");
+    document.body.setAttribute("data-state", "signed-out");
+  }
+
+  function signedIn(s) {
+    session = s;
+    $("sign-in").hidden = true;
+    $("sign-in-error").hidden = true;
+    $("account").hidden = false;
+    $("account-name").textContent = "signed in as " + s.name;
+    const sel = $("namespace-select");
+    sel.textContent = "";
+    for (const n of s.namespaces) sel.appendChild(el("option", { value: n }, n));
+    namespace = s.namespaces.includes(params.get("namespace")) ? params.get("namespace") : s.namespaces[0];
+    sel.value = namespace;
+    document.body.setAttribute("data-auth", "signed-in");
+  }
+
+  async function signIn(ev) {
+    ev.preventDefault();
+    const key = $("key-input").value.trim();
+    $("key-input").value = "";
+    try {
+      const s = await request("POST", SESSION, { key });
+      signedIn(s);
+      await openViewer();
+    } catch (e) {
+      signedOut(e.message);
+    }
+  }
+
+  async function signOut() {
+    const token = session ? session.csrf_token : "";
+    try {
+      await request("DELETE", SESSION, undefined, { "X-CSRF-Token": token });
+    } catch (e) {
+      showError(e.message);
+      return;
+    }
+    history.replaceState(null, "", window.location.pathname);
+    signedOut("signed out");
+  }
+
+  async function pickNamespace() {
+    namespace = $("namespace-select").value;
+    const u = new URLSearchParams();
+    u.set("namespace", namespace);
+    history.replaceState(null, "", "?" + u.toString());
+    clearMapping();
+    await loadCasebook(null, null);
+  }
+
+  function clearMapping() {
+    current = null;
+    for (const id of ["summary", "side-source", "side-target", "links", "transfer", "inferences"]) {
+      const e = $(id);
+      while (e.firstChild) e.removeChild(e.firstChild);
+    }
+    document.querySelector("#ldu-table tbody").textContent = "";
+    for (const a of ["data-source", "data-target"]) $("mapping").removeAttribute(a);
+    $("transfer").removeAttribute("data-verdict");
+    $("mapping").setAttribute("data-state", "empty");
+  }
+
   // -- start -----------------------------------------------------------------------------
-  async function start() {
+  async function loadCasebook(s, t) {
     let list;
     try {
       list = await getJSON(API + "/casebook?" + q({}));
     } catch (e) {
-      showError(e.message);
-      document.body.setAttribute("data-state", "error");
+      if (e.status !== 401) { showError(e.message); document.body.setAttribute("data-state", "error"); }
       return;
     }
     const label = (r) => r.id + (r.mechanism ? "  [" + r.mechanism + (r.decoy_of ? ", decoy" : "") + "]" : "");
     fillSelect($("source-select"), list.entries, label);
     fillSelect($("target-select"), list.entries, label);
-    let [s, t] = defaultPair(list.entries);
-    s = params.get("source") || s;
-    t = params.get("target") || t;
+    let [ds, dt] = defaultPair(list.entries);
+    s = s || ds;
+    t = t || dt;
     if (s) $("source-select").value = s;
     if (t) $("target-select").value = t;
+    $("mapping").setAttribute("data-namespace", session ? namespace : "");
+    $("mapping").setAttribute("data-entries", String(list.entries.length));
+    if (s && t) await loadMap(s, t);
+    else document.body.setAttribute("data-state", "ready");
+  }
+
+  async function openViewer() {
+    $("content").hidden = false;
+    $("pick").hidden = false;
+    getJSON(API + "/events").then((ev) => {
+      fillSelect($("event-select"), ev.events, (r) => r.id + " \u2014 " + r.name);
+      const e = params.get("event");
+      if (e) { $("event-select").value = e; loadBrief(e); }
+    }).catch((e) => { if (e.status !== 401) $("brief").textContent = e.message; });
+    await loadCasebook(params.get("source"), params.get("target"));
+  }
+
+  async function start() {
     $("pick").addEventListener("submit", (ev) => {
       ev.preventDefault();
       const u = new URLSearchParams(window.location.search);
@@ -273,14 +441,22 @@
       history.replaceState(null, "", "?" + u.toString());
       loadBrief($("event-select").value);
     });
+    $("sign-in-form").addEventListener("submit", signIn);
+    $("sign-out").addEventListener("click", signOut);
+    $("namespace-select").addEventListener("change", pickNamespace);
     window.addEventListener("resize", drawLines);
-    getJSON(API + "/events").then((ev) => {
-      fillSelect($("event-select"), ev.events, (r) => r.id + " \u2014 " + r.name);
-      const e = params.get("event");
-      if (e) { $("event-select").value = e; loadBrief(e); }
-    }).catch((e) => { $("brief").textContent = e.message; });
-    if (s && t) await loadMap(s, t);
-    else document.body.setAttribute("data-state", "ready");
+    // a server with sign-in answers /viewer/session (200 signed in, 401 signed out); a bare
+    // viewer (the bundled casebook, no namespaces) has no such route
+    let s = null;
+    try {
+      s = await request("GET", SESSION);
+    } catch (e) {
+      if (e.status === 401) { signedOut(""); return; }
+      if (e.status !== 404) { showError(e.message); document.body.setAttribute("data-state", "error"); return; }
+    }
+    if (s) signedIn(s);
+    else document.body.setAttribute("data-auth", "open");
+    await openViewer();
   }
 
   start();

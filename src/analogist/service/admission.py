@@ -1,0 +1,75 @@
+"""Admission for the HTTP service's heavy requests (find, map, foresight, check).
+
+A fixed number of them run at once — one per core by default: they are CPU-bound Python, so
+more at a time only share the same cores and all finish later — and a bounded number wait, in
+arrival order, for a free slot. A request that finds the queue full is refused at once (the
+server answers 503 with ``Retry-After``) instead of piling up behind the others.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = ["Admission", "Busy", "default_workers"]
+
+
+def default_workers() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not every platform has affinity
+        return max(1, os.cpu_count() or 1)
+
+
+class Busy(Exception):  # noqa: N818 - a state, not a bug
+    """The queue is full; try again after :attr:`retry_after` seconds."""
+
+    def __init__(self, retry_after: int, waiting: int) -> None:
+        super().__init__(f"{waiting} requests are already waiting")
+        self.retry_after = retry_after
+        self.waiting = waiting
+
+
+class Admission:
+    """``workers`` slots and a first-come-first-served queue of at most ``queue`` waiters."""
+
+    def __init__(self, workers: int | None = None, queue: int = 256) -> None:
+        self.workers = default_workers() if workers is None else int(workers)
+        self.queue = int(queue)
+        if self.workers < 1 or self.queue < 0:
+            raise ValueError("workers must be >= 1 and queue >= 0")
+        self._lock = threading.Lock()
+        self._running = 0
+        self._waiting: deque[threading.Event] = deque()
+
+    def stats(self) -> dict[str, int]:
+        with self._lock:
+            return {"workers": self.workers, "running": self._running,
+                    "waiting": len(self._waiting), "queue": self.queue}
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        """Hold one slot for the block; raises :class:`Busy` when the queue is full."""
+        with self._lock:
+            if self._running < self.workers and not self._waiting:
+                self._running += 1
+                turn = None
+            elif len(self._waiting) >= self.queue:
+                raise Busy(1, len(self._waiting))
+            else:
+                turn = threading.Event()
+                self._waiting.append(turn)
+        if turn is not None:
+            turn.wait()  # the slot is handed over by the request that frees it
+        try:
+            yield
+        finally:
+            with self._lock:
+                if self._waiting:
+                    self._waiting.popleft().set()  # the slot passes on; _running unchanged
+                else:
+                    self._running -= 1

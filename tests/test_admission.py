@@ -1,0 +1,90 @@
+"""Admission of heavy requests: a fixed number at once, a bounded queue, 503 when it is full."""
+
+from __future__ import annotations
+
+import threading
+
+import httpx
+import pytest
+
+from analogist.casebook import load_casebook
+from analogist.service.admission import Admission, Busy, default_workers
+from analogist.service.keys import keys_add
+from tests.test_server import _Server
+
+
+def test_default_is_one_slot_per_core() -> None:
+    assert Admission().workers == default_workers() >= 1
+
+
+def test_at_most_workers_run_and_the_queue_is_served_in_order() -> None:
+    adm = Admission(workers=2, queue=10)
+    started: list[int] = []
+    lock = threading.Lock()
+    gates = [threading.Event() for _ in range(5)]
+    entered = [threading.Event() for _ in range(5)]
+
+    def work(i: int) -> None:
+        with adm.slot():
+            with lock:
+                started.append(i)
+                running = adm.stats()["running"]
+                assert running <= 2
+            entered[i].set()
+            gates[i].wait()
+
+    threads = []
+    for i in range(5):
+        t = threading.Thread(target=work, args=(i,))
+        t.start()
+        threads.append(t)
+        if i < 2:
+            entered[i].wait()
+        else:  # wait until it is queued, so the arrival order is known
+            while adm.stats()["waiting"] < i - 1:
+                threading.Event().wait(0.001)
+    assert started == [0, 1] and adm.stats()["waiting"] == 3
+    for i in range(5):
+        gates[i].set()
+        if i + 2 < 5:
+            entered[i + 2].wait()
+    for t in threads:
+        t.join()
+    assert started == [0, 1, 2, 3, 4]
+    assert adm.stats() == {"workers": 2, "running": 0, "waiting": 0, "queue": 10}
+
+
+def test_a_full_queue_refuses_at_once() -> None:
+    adm = Admission(workers=1, queue=0)
+    with adm.slot():
+        with pytest.raises(Busy) as e, adm.slot():
+            pass
+        assert e.value.retry_after >= 1
+    with adm.slot():  # the slot came back
+        pass
+
+
+def test_bad_settings_are_refused() -> None:
+    for w, q in ((0, 1), (1, -1)):
+        with pytest.raises(ValueError):
+            Admission(workers=w, queue=q)
+
+
+def test_the_server_answers_503_with_retry_after_when_the_queue_is_full(tmp_path, no_llm) -> None:
+    from analogist.server import create_app
+
+    store = tmp_path / "s.db"
+    tok = keys_add(store, "k", ["n"])
+    app = create_app(store, mount_viewer=False, rate_per_minute=0, workers=1, queue=0)
+    sig = next(e.signature.to_data() for e in load_casebook() if not e.is_decoy)
+    with _Server(app) as srv, httpx.Client(base_url=srv.url, timeout=60) as c:
+        h = {"X-API-Key": tok}
+        assert c.post("/v1/ns/n/episodes", json=sig, headers=h).status_code == 201
+        with app.state.service.admission.slot():   # every slot taken, no room to wait
+            r = c.post("/v1/ns/n/find", json={"target": sig}, headers=h)
+            assert r.status_code == 503 and int(r.headers["retry-after"]) >= 1
+            assert r.json()["error"]["type"] == "busy"
+            # writes and reads do not queue for a slot
+            assert c.get("/v1/ns/n/episodes", headers=h).status_code == 200
+        r = c.post("/v1/ns/n/find", json={"target": sig}, headers=h)
+        assert r.status_code == 200 and r.json()["results"]
