@@ -3,7 +3,9 @@ store and namespace options, input loaders, the LLM provider and the episode wri
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -222,3 +224,15 @@ def _episode_id_for(path: Path) -> str:
     stem = re.sub(r"[^A-Za-z0-9_\-]+", "_", path.stem).strip("_") or "episode"
     return stem if stem[0].isalpha() else f"ep_{stem}"
 
+
+@contextlib.contextmanager
+def working(what: str) -> Iterator[None]:
+    """A progress indicator on stderr (a spinner and the time elapsed) while a long step whose
+    length is not known ahead runs; gone when it ends."""
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        bar.add_task(what, total=None)
+        yield
