@@ -180,3 +180,24 @@ def test_every_mcp_tool_answers_hostile_arguments_in_one_line(tmp_path: Path) ->
         c.close()
     with Memory.open(store) as m:
         assert m.count("sw") == 1
+
+
+def test_help_has_no_type_placeholders_or_seed_references() -> None:
+    import re
+
+    import typer.main
+
+    def paths(cmd: Any, pre: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+        subs = getattr(cmd, "commands", None)
+        if not subs:
+            return [pre]
+        return [pre] + [p for n, c in subs.items() for p in paths(c, (*pre, n))]
+
+    bad = []
+    every = paths(typer.main.get_command(app))
+    for path in every:
+        out = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "200"}).output
+        found = re.findall(r"<(?:str|bool|int|float|path|file)>|\{[a-z_]+\}|seed \d|§", out)
+        if found:
+            bad.append((" ".join(path), found))
+    assert len(every) > 30 and bad == []
