@@ -13,7 +13,13 @@ Reported per variant (full / no outcome):
 * ``above_both_decoys`` — the partner ranks above both of the story's own decoys (a decoy that
   is not returned counts as below);
 * ``decoy_transfers`` — how many of the story's own decoys the judge would transfer from
-  (conclusions transferred; should be 0).
+  (conclusions transferred; should be 0);
+* diagnostics: ``partner_first_without_minimal`` (the partner first once the story's own
+  minimal pair is left out) and ``partner_above_surface``.
+
+And, from the encoder alone, ``minimal_pairs``: the share of stories whose minimal pair encodes
+to other causal edges, and the share where a difference is the reversed (or sign-flipped) edge,
+predicates compared with role tags left out.
 
 Also the encoding speed of the ``add`` step (texts per second, wall and CPU).
 Writes ``benchmarks/results/encoder_narratives.json`` (+ ``.png``).
@@ -66,6 +72,37 @@ def _invoke(runner: CliRunner, args: list[str]) -> str:
     return r.stdout
 
 
+def _skeleton(sig: dict[str, Any]) -> set[tuple[str, str, int, str]]:
+    """The causal edges of a signature with role tags left out: (cause predicate, edge, sign,
+    effect predicate)."""
+    def pred(atom: str) -> str:
+        return atom.split("(", 1)[0]
+    return {(pred(e["cause"]), e["edge"], int(e.get("sign", 1)), pred(e["effect"]))
+            for e in sig.get("causal_chain") or []}
+
+
+def minimal_pairs(stories: list[dict[str, Any]]) -> dict[str, Any]:
+    """Does each story's minimal pair encode differently, and is a difference the reversed or
+    sign-flipped edge? (Encoder only, no retrieval.)"""
+    from analogist.encode.deterministic import DeterministicEncoder
+
+    enc = DeterministicEncoder()
+    rows = []
+    for s in stories:
+        a = _skeleton(enc.encode(s["text"]).signature.to_data())
+        b = _skeleton(enc.encode(s["minimal"]).signature.to_data())
+        reversed_ = any((e, ed, sg, c) in b and (c, ed, sg, e) not in b
+                        for c, ed, sg, e in a - b)
+        flipped = any((c, ed, -sg, e) in b for c, ed, sg, e in a - b)
+        rows.append({"story": s["id"], "differs": a != b, "reversed": reversed_,
+                     "flipped": flipped, "edges": len(a), "only_story": len(a - b),
+                     "only_minimal": len(b - a)})
+    n = len(rows)
+    return {"differs": round(sum(r["differs"] for r in rows) / n, 4),
+            "reversed_or_flipped": round(sum(r["reversed"] or r["flipped"] for r in rows) / n,
+                                         4), "rows": rows}
+
+
 def run(stories: list[dict[str, Any]], work: Path) -> dict[str, Any]:
     runner = CliRunner()
     store = work / "store.db"
@@ -116,7 +153,11 @@ def run(stories: list[dict[str, Any]], work: Path) -> dict[str, Any]:
                 own = {f"{s['id']}__surface", f"{s['id']}__minimal"}
                 pr = rank.get(p)
                 above = pr is not None and all(pr < rank.get(d, len(ids) + 1) for d in own)
+                no_min = [e for e in ids if e != f"{s['id']}__minimal"]
                 rows.append({"story": s["id"], "partner": p, "top": ids[:3],
+                             "partner_first_without_minimal": bool(no_min) and no_min[0] == p,
+                             "partner_above_surface": pr is not None and pr < rank.get(
+                                 f"{s['id']}__surface", len(ids) + 1),
                              "partner_rank": None if pr is None else pr + 1,
                              "surface_rank": rank.get(f"{s['id']}__surface"),
                              "minimal_rank": rank.get(f"{s['id']}__minimal"),
@@ -134,6 +175,10 @@ def run(stories: list[dict[str, Any]], work: Path) -> dict[str, Any]:
                 "above_both_decoys": round(sum(r["above_both_decoys"] for r in rows) / n, 4),
                 "decoy_transfers": sum(r["decoy_transfers"] for r in rows),
                 "partner_transfers": round(sum(r["partner_transfers"] for r in rows) / n, 4),
+                "partner_first_without_minimal": round(
+                    sum(r["partner_first_without_minimal"] for r in rows) / n, 4),
+                "partner_above_surface": round(sum(r["partner_above_surface"] for r in rows) / n,
+                                               4),
                 "n": n, "rows": rows}
     return out
 
@@ -164,10 +209,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, default=RESULTS / "encoder_narratives.json")
     ap.add_argument("--no-plot", action="store_true")
+    ap.add_argument("--set", type=Path, default=SET, help="narrative set (YAML)")
     a = ap.parse_args()
-    stories = load_set()
+    stories = load_set(a.set)
     with tempfile.TemporaryDirectory() as tmp:
         out = run(stories, Path(tmp))
+    out["minimal_pairs"] = minimal_pairs(stories)
     out["command"] = "python benchmarks/encoder_narratives.py " + " ".join(sys.argv[1:])
     out["set"] = {"stories": len(stories), "texts": 3 * len(stories),
                   "mechanisms": len({s["mechanism"] for s in stories}),
@@ -179,12 +226,17 @@ def main() -> None:
     if not a.no_plot:
         _plot(out, a.out.with_suffix(".png"))
     t = Table(title="cross-domain narratives")
-    for c in ("variant", "partner first", "above both decoys", "decoy transfers"):
+    for c in ("variant", "partner first", "above both decoys", "decoy transfers",
+              "first w/o minimal", "above surface"):
         t.add_column(c)
     for v, r in out["variants"].items():
         t.add_row(v, f"{r['partner_first']:.2f}", f"{r['above_both_decoys']:.2f}",
-                  str(r["decoy_transfers"]))
+                  str(r["decoy_transfers"]), f"{r['partner_first_without_minimal']:.2f}",
+                  f"{r['partner_above_surface']:.2f}")
     Console().print(t)
+    mp = out["minimal_pairs"]
+    Console().print(f"minimal pairs: encoded differently {mp['differs']:.2f}, the difference a "
+                    f"reversed or flipped edge {mp['reversed_or_flipped']:.2f}")
     Console().print(f"add --from-text: {out['add']['texts_per_s']} texts/s "
                     f"({out['add']['wall_s']} s wall, {out['add']['cpu_s']} s CPU)")
 

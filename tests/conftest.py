@@ -20,3 +20,13 @@ def no_llm(tmp_path, monkeypatch):
 
 # PostgreSQL servers (tests/pg.py): pg_servers, pg_module_db, pg_url, pg_server_dbs
 from tests.pg import pg_module_db, pg_server_dbs, pg_servers, pg_url  # noqa: E402,F401
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request, tmp_path):
+    """A fresh, empty store of each backend, as the string a user gives ``--store``: a SQLite
+    file in tmp_path, then a PostgreSQL URL (its own schema; skipped with the reason, or an error
+    under CI=true, when no server can be had)."""
+    if request.param == "sqlite":
+        return str(tmp_path / "memory.db")
+    return request.getfixturevalue("pg_url")

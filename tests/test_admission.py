@@ -87,4 +87,4 @@ def test_the_server_answers_503_with_retry_after_when_the_queue_is_full(tmp_path
             # writes and reads do not queue for a slot
             assert c.get("/v1/ns/n/episodes", headers=h).status_code == 200
         r = c.post("/v1/ns/n/find", json={"target": sig}, headers=h)
-        assert r.status_code == 200 and r.json()["results"]
+        assert r.status_code == 200 and "results" in r.json()   # (the query itself is no answer)

@@ -28,7 +28,8 @@ from analogist.consolidate import (
     structural_l2,
 )
 from analogist.errors import AnalogistError
-from analogist.memory.sqlite import Memory, StoreError
+from analogist.memory import open_memory
+from analogist.memory.sqlite import StoreError
 from analogist.retrieve import RetrieveParams, Retriever
 from analogist.signature import default_signature_vocabulary, validate_signature
 
@@ -103,14 +104,12 @@ def test_induced_schemas_never_mix_mechanisms_or_include_decoys() -> None:
 
 
 # -- consolidate on a store -------------------------------------------------------------------
-@pytest.fixture
-def store(tmp_path: Path) -> Path:
-    return tmp_path / "mem.db"
+# ``store``: conftest's parametrised fixture (a fresh SQLite file, then a PostgreSQL store)
 
 
 def test_consolidate_writes_schemas_searched_first_and_is_idempotent(store: Path) -> None:
     held = BY_MECH["stale_derived_copy"][3]
-    with Memory.open(store) as mem:
+    with open_memory(store) as mem:
         mem.add_many([e.signature for e in CASEBOOK if e.id != held.id])
         rep = consolidate(mem, vocab=VOCAB, encoder=None)
         rows = mem.schemas()
@@ -142,7 +141,7 @@ def test_consolidate_writes_schemas_searched_first_and_is_idempotent(store: Path
 
 
 def test_dry_run_writes_nothing(store: Path) -> None:
-    with Memory.open(store) as mem:
+    with open_memory(store) as mem:
         mem.add_many([e.signature for e in BY_MECH["deadlock"]])
         rep = consolidate(mem, vocab=VOCAB, encoder=None, dry_run=True)
         assert rep.schemas and rep.written is None
@@ -164,7 +163,7 @@ def test_synonym_merge_keeps_counts_and_records_the_map(store: Path) -> None:
         _ep("e3", [["hoard_token", "A", "B"], ["hoards_tokens", "B", "A"]]),
         _ep("e4", [["diverge_froms", "A", "B"]]),
     ]
-    with Memory.open(store) as mem:
+    with open_memory(store) as mem:
         mem.add_many(eps)
         mem.put_term("never_used_term", kind="relation", arity=2, status="proposed", count=0)
         before = mem.predicate_uses()
@@ -187,7 +186,7 @@ def test_synonym_merge_keeps_counts_and_records_the_map(store: Path) -> None:
     assert live == sum(before.values()) + 0  # never_used_term had no uses
     assert "never_used_term" in rep.health["proposed_unused"]
     assert rep.health["merged"] == 3
-    with Memory.open(store) as mem:
+    with open_memory(store) as mem:
         # proposed aliases are rewritten in the stored episodes; declared synonyms stay
         e3 = mem.get("e3").signature
         assert {r.predicate for r in e3.relations} == {"hoards_tokens"}
@@ -231,7 +230,7 @@ def test_reabstraction_fills_missing_levels(store: Path, encoder: Any) -> None:
                violated_invariant="claims are checked against the source")
     nothing = _ep("nothing", [["derives_from", "X", "Y"]])
     full = BY_MECH["deadlock"][0].signature
-    with Memory.open(store) as mem:
+    with open_memory(store) as mem:
         mem.add_many([bare, nothing, full])
         rep = consolidate(mem, encoder=encoder)
         got = mem.get("bare").signature
@@ -257,7 +256,7 @@ def test_bad_params(kw: dict[str, Any]) -> None:
 
 
 def test_bad_encoder_and_too_many_episodes(store: Path) -> None:
-    with Memory.open(store) as mem:
+    with open_memory(store) as mem:
         mem.add(_ep("x", [["derives_from", "A", "B"]]))
         with pytest.raises(AnalogistError, match="encoder"):
             consolidate(mem, encoder="gpt-nonsense")
@@ -267,7 +266,7 @@ def test_bad_encoder_and_too_many_episodes(store: Path) -> None:
 
 
 def test_write_consolidation_is_all_or_nothing(store: Path) -> None:
-    with Memory.open(store) as mem:
+    with open_memory(store) as mem:
         mem.add_many([e.signature for e in BY_MECH["deadlock"]])
         good = {"name": "s1", "description": {"x": 1}, "members": ["deadlock-missing"]}
         with pytest.raises(StoreError) as ei:
@@ -289,12 +288,12 @@ def test_store_migrates_from_version_1(store: Path, monkeypatch: pytest.MonkeyPa
     v1 = msql.MIGRATIONS[:1]
     monkeypatch.setattr(msql, "MIGRATIONS", v1)
     monkeypatch.setattr(msql, "SCHEMA_VERSION", 1)
-    with Memory.open(store) as mem:
+    with open_memory(store) as mem:
         mem.add(_ep("old", [["derives_from", "A", "B"]]))
         mem.conn.execute("INSERT INTO analogy_log(namespace, created_at, target, candidates) "
                          "VALUES ('default', '2026-01-01', '{}', '[]')")
     monkeypatch.undo()
-    with Memory.open(store) as mem:
+    with open_memory(store) as mem:
         assert mem.schema_version() == msql.SCHEMA_VERSION >= 2
         assert mem.get("old") is not None
         [row] = mem.log()
@@ -304,7 +303,7 @@ def test_store_migrates_from_version_1(store: Path, monkeypatch: pytest.MonkeyPa
 
 # -- CLI ------------------------------------------------------------------------------------
 def test_cli_consolidate_json(store: Path) -> None:
-    with Memory.open(store) as mem:
+    with open_memory(store) as mem:
         mem.add_many([e.signature for e in BY_MECH["retry_storm"]])
         mem.add_many([_ep("nolevels", [["derives_from", "A", "B"]])])
     runner = CliRunner()

@@ -1,4 +1,5 @@
-"""Tests for analogist.memory (SQLite store) over real files in tmp_path."""
+"""Tests for analogist.memory, on both backends: a real SQLite file in tmp_path and a real
+PostgreSQL server (tests/pg.py; the ``db`` fixture is parametrised over the two)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ from analogist.memory import (
     NotFoundError,
     SchemaVersionError,
     StoreError,
+    is_postgres_url,
+    open_memory,
 )
 from analogist.signature import MAX_TEXT, Signature, dump_signature, validate_signature
 
@@ -71,14 +74,23 @@ def sig(eid: str, preds: tuple[str, ...] = ("derives_from",), **extra: Any) -> S
                                "causal_chain": [["stale(A)", "causes", "wrong(B)"]], **extra})
 
 
-def tables(path: Path) -> set[str]:
-    with sqlite3.connect(path) as c:
+def tables(store: str | Path) -> set[str]:
+    """The tables of the store (read without opening it as a Memory: no migration runs)."""
+    if is_postgres_url(str(store)):
+        import psycopg
+
+        with psycopg.connect(str(store)) as c:
+            return {r[0] for r in c.execute(
+                "SELECT table_name FROM information_schema.tables "
+                "WHERE table_schema = current_schema()")}
+    with sqlite3.connect(store) as c:
         return {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "memory.db"
+def db(store: str) -> str:
+    """A fresh store of each backend (conftest's ``store``)."""
+    return store
 
 
 def clock() -> datetime:
@@ -88,10 +100,10 @@ def clock() -> datetime:
 # -- basics ----------------------------------------------------------------------------------
 def test_round_trip_every_field(db: Path) -> None:
     full, s = validate_signature(FULL), seed()
-    with Memory.open(db, clock=clock) as mem:
+    with open_memory(db, clock=clock) as mem:
         i1 = mem.add(full)
         i2 = mem.add(s, embeddings={"L2": np.arange(4.0), "L3": np.ones(3)})
-    with Memory.open(db) as mem:
+    with open_memory(db) as mem:
         got = mem.get(i1)
         assert got is not None and got.signature == full
         assert dump_signature(got.signature) == dump_signature(full)
@@ -117,7 +129,7 @@ def test_round_trip_every_field(db: Path) -> None:
 
 
 def test_duplicate_episode_rejected(db: Path) -> None:
-    with Memory.open(db) as mem:
+    with open_memory(db) as mem:
         mem.add(sig("a"))
         with pytest.raises(DuplicateEpisodeError) as ei:
             mem.add(sig("a", ("gates",)))
@@ -126,7 +138,7 @@ def test_duplicate_episode_rejected(db: Path) -> None:
 
 
 def test_namespaces_isolate(db: Path) -> None:
-    with Memory.open(db) as mem:
+    with open_memory(db) as mem:
         a1 = mem.add(sig("x", ("derives_from", "gates")), namespace="a")
         mem.add(sig("y", ("derives_from",)), namespace="a")
         b1 = mem.add(sig("x", ("derives_from",)), namespace="b")  # same episode id: fine
@@ -156,7 +168,7 @@ def test_namespaces_isolate(db: Path) -> None:
 
 
 def test_supersession(db: Path) -> None:
-    with Memory.open(db) as mem:
+    with open_memory(db) as mem:
         old = mem.add(sig("v1"))
         new = mem.add(sig("v2", ("derives_from", "gates")))
         other = mem.add(sig("v3"))
@@ -186,7 +198,7 @@ def test_supersession(db: Path) -> None:
 
 
 def test_fingerprint_groups(db: Path) -> None:
-    with Memory.open(db) as mem:
+    with open_memory(db) as mem:
         a = mem.add(sig("a"))
         b = mem.add(validate_signature({**sig("b").to_data(), "roles": {"A": "x", "B": "y"}}))
         c = mem.add(sig("c", ("gates",)))
@@ -200,7 +212,7 @@ def test_add_many_rejects_bad_batch(db: Path) -> None:
     recs[4] = {"episode_id": "r4", "kind": "failure", "roles": {"A": "a"},
                "relations": [["derives_from", "A", "NOPE"]]}
     seen: list[int] = []
-    with Memory.open(db) as mem:
+    with open_memory(db) as mem:
         with pytest.raises(SignatureError) as ei:
             mem.add_many(recs, namespace="n", batch_size=3, progress=seen.append)
         assert ei.value.field == "records[4].relations[0]"
@@ -234,7 +246,7 @@ def test_sql_looking_strings_are_stored_verbatim(db: Path) -> None:
                             "relations": [["derives_from", "A", "A"]], "symptom": weird,
                             "surface": {"domain": SQL, "entities": [weird]}})
     feats = EpisodeFeatures(content={SQL: 2.0}, fingerprint="ab" * 32)
-    with Memory.open(db) as mem:
+    with open_memory(db) as mem:
         sid = mem.add(s, namespace=SQL, features=feats)
         mem.log_analogy(SQL, target={"q": SQL}, candidates=[SQL], verdict=SQL, prediction=SQL)
         mem.put_term(SQL, kind="relation", arity=2, definition=SQL, namespace=SQL)
@@ -253,7 +265,7 @@ def test_oversized_and_nested_inputs_rejected_without_writes(db: Path) -> None:
     deep: Any = "x"
     for _ in range(5000):
         deep = [deep]
-    with Memory.open(db) as mem:
+    with open_memory(db) as mem:
         with pytest.raises(SignatureError) as ei:
             mem.add({"episode_id": "big", "kind": "failure", "roles": {"A": "x" * (MAX_TEXT + 1)}})
         assert ei.value.field == "roles.A"
@@ -290,7 +302,7 @@ def test_oversized_and_nested_inputs_rejected_without_writes(db: Path) -> None:
 
 
 def test_schemas_and_vocab(db: Path) -> None:
-    with Memory.open(db) as mem:
+    with open_memory(db) as mem:
         a, b = mem.add(sig("a")), mem.add(sig("b"))
         sid = mem.add_schema("stale copy", {"relations": [["derives_from", "X", "Y"]]}, [a, b])
         mem.use_schema(sid, verified=True)
@@ -306,22 +318,23 @@ def test_schemas_and_vocab(db: Path) -> None:
 
 # -- migrations ------------------------------------------------------------------------------
 def test_migrations_recorded_and_idempotent(db: Path) -> None:
-    with Memory.open(db) as mem:
+    with open_memory(db) as mem:
         assert mem.schema_version() == SCHEMA_VERSION == msql.MIGRATIONS[-1][0]
         mem.add(sig("a"))
     for _ in range(2):
-        with Memory.open(db) as mem:
+        with open_memory(db) as mem:
             assert mem.count() == 1
             rows = mem.conn.execute("SELECT version FROM schema_version").fetchall()
             assert rows == [(v,) for v, _d, _s in msql.MIGRATIONS]
-            assert mem.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-            assert mem.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+            if not is_postgres_url(db):
+                assert mem.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+                assert mem.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert tables(db) >= TABLES
 
 
 def test_forward_migration_and_failed_migration(db: Path, monkeypatch: pytest.MonkeyPatch
                                                 ) -> None:
-    with Memory.open(db) as mem:
+    with open_memory(db) as mem:
         mem.add(sig("a"))
     cur = msql.SCHEMA_VERSION
     nxt = cur + 1
@@ -330,19 +343,19 @@ def test_forward_migration_and_failed_migration(db: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(msql, "MIGRATIONS", broken)
     monkeypatch.setattr(msql, "SCHEMA_VERSION", nxt)
     with pytest.raises(StoreError):
-        Memory.open(db)
+        open_memory(db)
     assert "extra" not in tables(db)  # the whole migration rolled back
     good = [*msql.MIGRATIONS[:cur], (nxt, "extra table", ("CREATE TABLE extra (x INTEGER)",))]
     monkeypatch.setattr(msql, "MIGRATIONS", good)
-    with Memory.open(db) as mem:
+    with open_memory(db) as mem:
         assert mem.schema_version() == nxt and mem.count() == 1
-    with Memory.open(db) as mem:
+    with open_memory(db) as mem:
         assert [r[0] for r in mem.conn.execute("SELECT version FROM schema_version")] == \
             list(range(1, nxt + 1))
     monkeypatch.setattr(msql, "MIGRATIONS", good[:cur])
     monkeypatch.setattr(msql, "SCHEMA_VERSION", cur)
     with pytest.raises(SchemaVersionError):
-        Memory.open(db)
+        open_memory(db)
 
 
 def test_not_a_database(tmp_path: Path) -> None:
@@ -395,9 +408,10 @@ def test_writer_killed_mid_batch(db: Path) -> None:
         proc.kill()
         proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
-    with Memory.open(db) as mem:
+    with open_memory(db) as mem:
         assert mem.integrity_check() == "ok"
-        assert mem.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        if not is_postgres_url(db):
+            assert mem.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert _batches(mem) == {0: size, 1: size, 2: size}  # batch 3 absent, earlier intact
         n = mem.count("w")
         for t in ("sig_relations", "sig_vectors", "sig_fingerprint"):
@@ -417,7 +431,7 @@ def test_writer_killed_at_a_random_moment(db: Path) -> None:
     finally:
         proc.kill()
         proc.wait(timeout=30)
-    with Memory.open(db) as mem:
+    with open_memory(db) as mem:
         assert mem.integrity_check() == "ok"
         got = _batches(mem)
         assert all(v == size for v in got.values())  # every batch all or nothing
@@ -426,11 +440,11 @@ def test_writer_killed_at_a_random_moment(db: Path) -> None:
 
 def test_reader_sees_consistent_data_while_another_process_writes(db: Path) -> None:
     size = 30
-    with Memory.open(db) as mem:
+    with open_memory(db) as mem:
         mem.add(sig("seeded"), namespace="w2")
     proc = _spawn(db, "stall", 3, size, 1, 1.5)
     try:
-        with Memory.open(db, timeout=5) as reader:
+        with open_memory(db, timeout=5) as reader:
             _wait_for(proc, "inside")  # batch 1 is half-written, uncommitted
             t0 = time.monotonic()
             with reader.snapshot():
@@ -453,6 +467,51 @@ def test_reader_sees_consistent_data_while_another_process_writes(db: Path) -> N
     finally:
         proc.kill()
         proc.wait(timeout=30)
-    with Memory.open(db) as mem:
+    with open_memory(db) as mem:
         assert _batches(mem) == {0: size, 1: size, 2: size}
         assert mem.count("w2") == 1
+
+
+def test_concurrent_writers_from_several_processes(db: str) -> None:
+    """Three processes add to one namespace at once: every batch whole, nothing lost, row ids
+    distinct, the generation counter counts every row."""
+    size, batches = 20, 6
+    with open_memory(db):
+        pass  # created (and migrated) before the writers race
+    env = dict(os.environ)
+    procs = [subprocess.Popen([sys.executable, str(WRITER), db, "loop", str(batches), str(size)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env={**env, "WRITER_PREFIX": p})
+             for p in ("x", "y", "z")]
+    try:
+        outs = [p.communicate(timeout=120) for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait(timeout=30)
+    for p, (out, err) in zip(procs, outs, strict=True):
+        assert p.returncode == 0, err
+        assert out.split().count("committed") == batches
+    with open_memory(db) as mem:
+        eps = mem.list("w")
+        assert len(eps) == len({e.id for e in eps}) == 3 * batches * size
+        per: dict[str, int] = {}
+        for e in eps:
+            key = e.episode_id.split("_")[0]
+            per[key] = per.get(key, 0) + 1
+        assert set(per.values()) == {size} and len(per) == 3 * batches
+        assert mem.generation("w") == (3 * batches * size, 0)
+
+
+def test_store_strings_pick_the_backend(tmp_path: Path) -> None:
+    # an unknown URL scheme is refused in one line, and no folder named after it appears
+    with pytest.raises(StoreError, match="unknown store URL scheme"):
+        open_memory("mysql://u@127.0.0.1/db")
+    with pytest.raises(StoreError, match="open_memory"):
+        Memory.open("postgresql://postgres@127.0.0.1:1/x")
+    with pytest.raises(StoreError, match="cannot connect to PostgreSQL") as ei:
+        open_memory("postgresql://postgres:secret@127.0.0.1:1/x", timeout=2)
+    assert "secret" not in str(ei.value) and "127.0.0.1:1/x" in str(ei.value)
+    with pytest.raises(StoreError, match="cannot connect"):
+        open_memory("postgresql://[bad", timeout=2)
+    assert not Path("postgresql:").exists() and not (tmp_path / "postgresql:").exists()

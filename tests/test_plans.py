@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from analogist.casebook import casebook_vocabulary, load_casebook
 from analogist.cli import app
 from analogist.errors import AnalogistError
+from analogist.memory import open_memory
 from analogist.memory.sqlite import Memory, StoreError
 from analogist.plans import (
     PlanParams,
@@ -118,8 +119,9 @@ def test_coverage_is_the_share_of_holding_preconditions(pre: list[str]) -> None:
 
 # -- store: offers, promotion, retirement ------------------------------------------------------
 @pytest.fixture
-def mem(tmp_path: Path) -> Any:
-    with Memory.open(tmp_path / "p.db") as m:
+def mem(store: str) -> Any:
+    """A fresh store of each backend (conftest's parametrised ``store``)."""
+    with open_memory(store) as m:
         yield m
 
 

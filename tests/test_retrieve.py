@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from analogist.errors import AnalogistError
+from analogist.memory import open_memory
 from analogist.memory.sqlite import Memory
 from analogist.retrieve import RetrieveParams, Retriever, surface_tokens
 from analogist.signature import validate_signature
@@ -62,8 +63,9 @@ TARGET = sig(
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Memory:
-    m = Memory.open(tmp_path / "store.db")
+def store(store: str) -> Memory:
+    """The four-episode store, on each backend (conftest's parametrised ``store``)."""
+    m = open_memory(store)
     for s in (STALE_CACHE, LEDGER, CACHE_DECOY, RETRY):
         m.add(s)
     yield m

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from analogist.cli import app
 from analogist.errors import AnalogistError
+from analogist.memory import open_memory
 from analogist.memory.sqlite import Memory, NotFoundError, StoreError
 from analogist.triggers import (
     STRONG_TRIGGERS,
@@ -127,8 +128,9 @@ def test_tier_is_the_highest_fired_within_budget(actions: list[dict[str, Any]], 
 
 # -- recording, outcomes, fitting, ledger -------------------------------------------------------
 @pytest.fixture
-def mem(tmp_path: Path) -> Any:
-    with Memory.open(tmp_path / "t.db") as m:
+def mem(store: str) -> Any:
+    """A fresh store of each backend (conftest's parametrised ``store``)."""
+    with open_memory(store) as m:
         yield m
 
 

@@ -40,6 +40,7 @@ from analogist.index.content import ContentIndex, ContentIndexError
 from analogist.index.features import extract_features, surface_tokens, surface_tokens_of_data
 from analogist.index.mac import MacIndex, index_root
 from analogist.judge import AnalogyReport, JudgeParams, judge_mapping, self_score
+from analogist.memory import pg_mac
 from analogist.memory.sqlite import Memory, StoredEpisode
 from analogist.signature import (
     Signature,
@@ -352,9 +353,12 @@ class Retriever:
         root = index_root(mem.path)
         store_id = mem.store_id()
         idx, from_disk = self._index, False
-        if idx is None and root is not None:
+        in_db = pg_mac.applies(mem)  # a PostgreSQL store keeps its index in a table
+        if idx is None and (root is not None or in_db):
             try:
-                idx, from_disk = MacIndex.load(root, ns, store_id), True
+                idx = pg_mac.load(mem, ns, store_id) if in_db else MacIndex.load(root, ns,
+                                                                                  store_id)
+                from_disk = True
             except ContentIndexError as e:
                 self._note(f"the saved index of namespace {ns!r} was not used ({e}); "
                            "rebuilding it from the store")
@@ -372,11 +376,15 @@ class Retriever:
         if idx is None:
             idx = MacIndex.build(ns, store_id, state, mem.content_matrix(ns))
         grown = len(idx) - idx.saved_rows
-        if root is not None and len(idx) and (idx.saved_rows == 0 or grown > len(idx) // 64):
+        if (root is not None or in_db) and len(idx) and (idx.saved_rows == 0
+                                                          or grown > len(idx) // 64):
             try:
-                idx.save(root)
-            except OSError as e:
-                self._note(f"could not save the index of namespace {ns!r}: {e.strerror or e}")
+                if in_db:
+                    pg_mac.save(mem, idx)
+                else:
+                    idx.save(root)
+            except (OSError, AnalogistError) as e:
+                self._note(f"could not save the index of namespace {ns!r}: {getattr(e, 'strerror', None) or e}")
         return idx
 
     def _prefetch(self, sids: list[int]) -> None:

@@ -3,11 +3,14 @@ store and namespace options, input loaders, the LLM provider and the episode wri
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
+import typer.core
 
 from analogist import __version__
 from analogist.errors import AnalogistError
@@ -16,7 +19,52 @@ if TYPE_CHECKING:
     from analogist.description import Description
     from analogist.vocabulary import Vocabulary
 
+_LABELS = {"<str>": "TEXT", "<int>": "INTEGER", "<float>": "NUMBER", "<path>": "PATH",
+           "<file>": "FILE", "<directory>": "DIR"}
+
+
+def _plain_help(command: Any) -> None:
+    """Help without typer's type placeholders: flags show no type, a value shows a plain
+    upper-case name (TEXT, INTEGER, PATH), an argument its name (GOLD, not {gold})."""
+    for param in getattr(command, "params", ()):
+        if isinstance(param, typer.core.TyperArgument):
+            name = param.metavar or (param.name or "arg").upper()
+            usage = name if param.metavar and param.metavar.startswith("[") else (
+                name if param.required else f"[{name}]")
+            usage += "..." if param.nargs != 1 else ""
+            param.metavar = name
+            param._usage_display_name = lambda usage=usage: usage  # type: ignore[method-assign]
+            param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]
+        elif isinstance(param, typer.core.TyperOption):
+            if param.is_flag or param.name == "help":
+                param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]
+            else:
+                def plain(ctx: Any, param: Any = param) -> str | None:
+                    label = typer.core.TyperOption.display_type(param, ctx)
+                    return _LABELS.get(label, label.strip("<>").upper())
+                param.display_type_rich = plain  # type: ignore[method-assign]
+    make_help = command.get_help_option
+
+    def help_option(ctx: Any, make_help: Any = make_help) -> Any:
+        opt = make_help(ctx)
+        if opt is not None:
+            opt.display_type_rich = lambda ctx: None
+        return opt
+    command.get_help_option = help_option
+    for sub in getattr(command, "commands", {}).values():
+        _plain_help(sub)
+
+
+class _Group(typer.core.TyperGroup):
+    """The command tree, its help rendered by :func:`_plain_help`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _plain_help(self)
+
+
 app = typer.Typer(
+    cls=_Group,
     name="analogist",
     help="Find, map and check analogies by structure.",
     no_args_is_help=True,
@@ -176,3 +224,15 @@ def _episode_id_for(path: Path) -> str:
     stem = re.sub(r"[^A-Za-z0-9_\-]+", "_", path.stem).strip("_") or "episode"
     return stem if stem[0].isalpha() else f"ep_{stem}"
 
+
+@contextlib.contextmanager
+def working(what: str) -> Iterator[None]:
+    """A progress indicator on stderr (a spinner and the time elapsed) while a long step whose
+    length is not known ahead runs; gone when it ends."""
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        bar.add_task(what, total=None)
+        yield

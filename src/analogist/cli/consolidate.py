@@ -15,6 +15,7 @@ from analogist.cli.base import (
     _with_store,
     app,
     make_app,
+    working,
 )
 from analogist.errors import AnalogistError
 
@@ -31,7 +32,8 @@ def consolidate_command(
     health and re-abstract episodes lacking levels, in one transaction."""
     from analogist.consolidate import consolidate
 
-    rep = _with_store(store, lambda m: consolidate(m, namespace, dry_run=dry_run))
+    with working(f"consolidating namespace {namespace!r}"):
+        rep = _with_store(store, lambda m: consolidate(m, namespace, dry_run=dry_run))
     if as_json:
         typer.echo(json.dumps(rep.to_json(), ensure_ascii=False, indent=2))
     else:

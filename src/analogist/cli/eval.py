@@ -12,6 +12,7 @@ from analogist.cli.base import (
     NAMESPACE_HELP,
     _fail,
     app,
+    working,
 )
 from analogist.errors import AnalogistError
 
@@ -79,7 +80,8 @@ def eval_run_command(
     from analogist.bench.harness.cli import eval_run
 
     try:
-        res = eval_run(gold, store, runs, retriever, out, namespace)
+        with working(f"running the gold set {runs} time(s) with the {retriever} retriever"):
+            res = eval_run(gold, store, runs, retriever, out, namespace)
     except AnalogistError as e:
         _fail(str(e))
     for r in res["runs"]:

@@ -125,7 +125,7 @@ def mcp_command(
     host: str = typer.Option("127.0.0.1", "--host", help="With --transport http."),
     port: int = typer.Option(8765, "--port", help="With --transport http."),
     text_embedding: bool = typer.Option(True, "--text-embedding/--no-text-embedding",
-                                        help="Use the offline text embedder as a MAC channel."),
+                                        help="Use the offline text embedder as a retrieval channel."),
     log_finds: bool = typer.Option(True, "--log-finds/--no-log-finds",
                                    help="Record find_analogy attempts in the analogy log "
                                         "(off: find_analogy is read-only)."),
@@ -136,7 +136,7 @@ def mcp_command(
 ) -> None:
     """Serve the memory to agents over MCP (stdio or streamable HTTP), scoped to one
     namespace: tools remember_episode, find_analogy, map_cases, foresight_brief,
-    check_analogy; resources analogist://episodes, analogist://episodes/ID and
+    check_analogy, list_episodes, delete_episode, record_outcome; resources analogist://episodes, analogist://episodes/ID and
     analogist://reports/log, analogist://reports/last-brief."""
     from analogist.mcp import MCPParams, client_config, run_mcp
 

@@ -99,6 +99,9 @@ def add_command(
                                      source=where, field="episode_id")
             n_records += 1
             episode_ids.add(sig.episode_id)
+        if not n_records:
+            raise AnalogistError("no episodes in the input; expected a signature, a list of "
+                                 "them or {episodes: [...]}", source=str(files[0]))
         with make_app(store, namespace=namespace, embeddings=embed) as api, \
                 Progress(transient=True) as bar:
             api.memory().check_new(episode_ids, namespace=namespace)  # before anything is stored

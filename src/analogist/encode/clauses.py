@@ -20,6 +20,9 @@ from analogist.encode.lexicon import (
     _OBJECT_CONTROL,
     _PRONOUNS_PLURAL,
     _PRONOUNS_SINGULAR,
+    _NEG_ADVERBS,
+    _NEG_PRONOUNS,
+    _QUANTIFIERS,
     _RELATIVE,
     _SKIP_PREPS,
     _singular,
@@ -38,6 +41,7 @@ class _Mention:
     tok: int                       # doc index of the head token (the pronoun for resolved ones)
     span: tuple[int, int]          # char span of the surface tokens (for L1)
     resolved: bool = False
+    core: str = ""                 # head with its noun modifiers only (entity identity)
 
 
 @dataclass
@@ -55,6 +59,8 @@ class _Clause:
     event_subject: int | None = None   # token of a clause the subject pronoun stands for
     causal: str | None = None      # edge type when a causal verb
     complement: str = ""           # a later "prep + word" ("treats X *as truth*"), for typing
+    sources: list[_Mention] = field(default_factory=list)   # "copies X *from Y*" beside a dobj
+    objects_moved: bool = False    # "nobody checked X": X became the subject of a state
 
 
 @dataclass
@@ -120,17 +126,23 @@ class _ClauseReader:
                     mods.append(c)
 
         collect(tok)
+        mods = [t for t in mods if t.lower_ not in _QUANTIFIERS]
         mods = mods[-(self.params.max_phrase_tokens - 1):] if self.params.max_phrase_tokens > 1 \
             else []
         toks = sorted([*mods, tok], key=lambda t: t.i)
         phrase = " ".join(t.text.lower() for t in toks).replace(" - ", "-")
+        # an entity is named by its head and noun modifiers ("print job" vs "backup job");
+        # adjectives and participles ("the printed / outdated timetable") describe one entity
+        core = " ".join(t.text.lower() for t in toks
+                        if t is tok or (t.dep_ in ("compound", "nmod")
+                                        and t.pos_ in ("NOUN", "PROPN")))
         head = (tok.lemma_ or tok.text).lower()
         if tok.pos_ in ("NOUN", "PROPN") and tok.text.isalpha():
             head = _singular(tok.text.lower())   # the tagger's lemma varies ("species")
         if not re.search(r"[a-z0-9]", head):
             head = tok.text.lower()
         return _Mention(phrase=phrase, head=head, plural=tok.tag_ in ("NNS", "NNPS"), tok=tok.i,
-                        span=(toks[0].idx, tok.idx + len(tok.text)))
+                        span=(toks[0].idx, tok.idx + len(tok.text)), core=core or phrase)
 
     @staticmethod
     def _conj(tok: Any) -> list[Any]:
@@ -148,7 +160,7 @@ class _ClauseReader:
             return None
         m = cands[0]
         return _Mention(phrase=m.phrase, head=m.head, plural=m.plural, tok=tok.i,
-                        span=(tok.idx, tok.idx + len(tok.text)), resolved=True)
+                        span=(tok.idx, tok.idx + len(tok.text)), resolved=True, core=m.core)
 
     def _mentions(self, tok: Any, recent: list[_Mention]) -> list[_Mention]:
         out: list[_Mention] = []
@@ -171,6 +183,29 @@ class _ClauseReader:
             return tok.dep_ not in ("aux", "auxpass") and any(
                 c.dep_ in ("nsubj", "nsubjpass", "attr", "acomp", "expl") for c in tok.children)
         return False
+
+    @staticmethod
+    def _negated(v: Any) -> bool:
+        """Is the clause headed by ``v`` negated? A ``not``/``never`` on the verb or on its
+        auxiliary, a negative frequency adverb ("hardly ever", "rarely", "seldom", "barely"), a
+        negative subject ("nobody", "nothing", "no engine", "none of the tailors"), or a gerund
+        under "without" ("without checking the map")."""
+        for ch in v.children:
+            if ch.dep_ == "neg":
+                return True
+            if ch.dep_ == "advmod" and (ch.lower_ in _NEG_ADVERBS or any(
+                    g.dep_ == "advmod" and g.lower_ in _NEG_ADVERBS for g in ch.children)):
+                return True
+            if ch.dep_ in ("nsubj", "nsubjpass", "dobj") and (
+                    ch.lower_ in _NEG_PRONOUNS or any(
+                        d.dep_ == "det" and d.lower_ == "no" for d in ch.children)):
+                if ch.dep_ != "dobj" or ch.lower_ in _NEG_PRONOUNS:
+                    return True
+            if ch.dep_ in ("nsubj", "nsubjpass") and ch.lower_ == "none":
+                return True
+        if v.dep_ in ("pcomp", "advcl") and v.head.lower_ == "without":
+            return True
+        return v.dep_ == "pcomp" and v.head.dep_ == "prep" and v.head.lower_ == "without"
 
     def _prep_object(self, prep: Any) -> tuple[str, Any] | None:
         """(preposition words, object token) of a prepositional phrase, following "off of"."""
@@ -201,9 +236,12 @@ class _ClauseReader:
                     continue
                 clauses.append(c)
                 by_tok[v.i] = c
-                for m in c.subjects:
-                    if not m.resolved:
-                        recent.append(m)
+                # a pronoun refers back to a participant the story is about, not to the noun a
+                # relative clause hangs on ("… tickets for a sailing that had left, it …")
+                if v.dep_ not in ("relcl", "acl"):
+                    for m in c.subjects:
+                        if not m.resolved:
+                            recent.append(m)
                 recent[:] = recent[-20:]
         return clauses
 
@@ -252,7 +290,7 @@ class _ClauseReader:
         verb = f"{lemma} {particle}".strip()
         verb_text = f"{v.text.lower()} {particle}".strip()
         c = _Clause(idx=idx, sent=si, tok=v.i, lemma=lemma, verb=verb, verb_text=verb_text)
-        c.negated = any(ch.dep_ == "neg" for ch in children)
+        c.negated = self._negated(v)
 
         subj_toks = [ch for ch in children if ch.dep_ in ("nsubj", "csubj", "expl")]
         pass_toks = [ch for ch in children if ch.dep_ == "nsubjpass"]
@@ -324,6 +362,7 @@ class _ClauseReader:
                           and g.pos_ in ("NOUN", "PROPN")]
                     if ns:
                         objects.extend(self._mentions(ns[0], recent))
+                        verb, verb_text = f"{verb} that", f"{verb_text} that"
                         break
         if lemma == "be" and objects:
             verb, verb_text = "be", v.text.lower()
@@ -357,7 +396,11 @@ class _ClauseReader:
             verb = f"{verb} {prep_label}"
             verb_text = f"{verb_text} {prep_label}"
         c.verb, c.verb_text = verb, verb_text
-        for ch in children:
+        # the complement may hang on the direct object ("treats the timetable *as the truth*")
+        comp_preps = [*children, *(g for ch in children if ch.dep_ == "dobj"
+                                   for g in ch.children if g.dep_ == "prep"
+                                   and g.lower_ == "as")]
+        for ch in sorted(comp_preps, key=lambda t: t.i):
             if ch.dep_ == "prep" and ch.i > v.i and ch.lower_ not in _CAUSAL_PREPS \
                     and ch.lower_ != prep_label.split(" ")[-1]:
                 w = next((g for g in ch.subtree if g.i > ch.i and g.pos_ in ("NOUN", "ADJ",
@@ -367,6 +410,13 @@ class _ClauseReader:
                     c.complement = f"{ch.lower_} {(w.lemma_ or w.text).lower()}"
                     break
         c.subjects, c.objects = subjects, objects
+        if objects and not prep_label:
+            for ch in children:
+                if ch.dep_ == "prep" and ch.i > v.i and ch.lower_ == "from":
+                    po = self._prep_object(ch)
+                    if po is not None and po[1].pos_ in ("NOUN", "PROPN", "PRON"):
+                        c.sources = self._mentions(po[1], recent)
+                    break
 
         if lemma in _CAUSAL_VERBS:
             edge, need = _CAUSAL_VERBS[lemma]
@@ -387,6 +437,13 @@ class _ClauseReader:
                 c.state = v.text.lower()
             elif c.causal is None and not any(ch.dep_ in ("ccomp", "xcomp") for ch in children):
                 c.state = lemma if lemma != "be" else None
+        if (not subjects and c.event_subject is None and c.causal is None and objects
+                and any(ch.dep_ in ("nsubj", "nsubjpass") and ch.lower_ in _NEG_PRONOUNS
+                        for ch in children)):
+            # "nobody updated the map", "nothing broke the loop": a negated state of the object
+            c.subjects, c.objects, c.objects_moved = objects, [], True
+            c.state, c.negated = lemma, True
+            return c
         if not subjects and c.event_subject is None:
             return c if c.causal else None
         return c

@@ -91,8 +91,11 @@ Pipeline
    reading.
 4. **Roles.** Entities are grouped by head noun (a rule-based singular of the surface word, so
    the tagger's varying lemmas do not split one entity), except that a head carrying two or more
-   distinct modified phrases ("the print job", "the backup job") gives one entity per phrase (a
-   bare "the job" joins the first phrase it ends); the most salient (mentions + 2 × causal
+   distinct noun-modified phrases ("the print job", "the backup job"), or two phrases that are
+   arguments of one clause, gives one entity per phrase (a bare "the job" joins the first phrase
+   it ends); adjectives and participles alone ("the printed / outdated timetable") do not split
+   an entity, and quantifiers ("one", "only", "every") are left out of phrases. A pronoun
+   resolves to a recent subject of a main or subordinate clause, never of a relative clause; the most salient (mentions + 2 × causal
    participation) up to ``max_roles`` become roles, tagged ``R1``, ``R2``, … in order of first
    mention (``tag_style="neutral"``, the default: see :class:`EncoderParams` for why) or by the
    upper-cased head noun (``tag_style="noun"``; ≤ 12 characters, a digit appended on collision). Atoms over dropped entities are dropped (noted).
@@ -109,8 +112,10 @@ Pipeline
    complement: "treats as truth"); with ``embedder=None`` the
    fallback is lexical overlap with the definition and synonyms (``lexical_threshold``). Anything
    else becomes a *proposed* term (snake-case verb lemma + particle; ``not_`` prefix when negated;
-   a ``_state`` suffix if the name is already used with another arity) with a one-line
-   definition, returned in ``proposed_terms``.
+   a unary proposed name always ends in ``_state``, so a verb read with one argument in one text
+   and two in another gives two terms and a batch of texts never clashes) with a one-line
+   definition, returned in ``proposed_terms``. "X copies / prints Y from Z" is two relations:
+   ``derives_from(Y, Z)`` and ``produces(X, Y)``.
 6. **Levels.** L0 = the normalised text (the first whole sentences within 4000 characters when
    longer; noted); L1 = the sentences with role mentions replaced by role tags; L2 = the atoms and
    edges over role tags ("; "-joined, proposed terms marked ``?``); L3 = a principle sentence from
@@ -273,9 +278,10 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
             c.objects = [self._as_holder(doc, m, consumed) for m in c.objects]
 
         # -- roles
-        self._split_heads([*(m for c in live for m in (*c.subjects, *c.objects)),
+        self._split_heads([*(m for c in live for m in (*c.subjects, *c.objects, *c.sources)),
                            *(nd.mention for lk in links for nd in (lk.cause, lk.effect)
-                             if nd.mention is not None)])
+                             if nd.mention is not None)],
+                          [[*c.subjects, *c.objects, *c.sources] for c in live])
         mentions: dict[str, Counter[str]] = {}
         first: dict[str, int] = {}
         salience: Counter[str] = Counter()
@@ -286,7 +292,7 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
             salience[m.head] += weight
 
         for c in live:
-            for m in (*c.subjects, *c.objects):
+            for m in (*c.subjects, *c.objects, *c.sources):
                 if m.tok not in consumed:
                     see(m, 1)
         for lk in links:
@@ -388,6 +394,8 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
 
         relations: list[list[str]] = []
         shares = self.vocab.get("shares")
+        derives = "derives_from"
+        produces = self.vocab.get("produces")
         for c in live:
             t = typed.get(c.idx)
             if t is None or t.arity != 2:
@@ -399,6 +407,20 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
                 ot = next((tag_of(m) for m in c.objects if tag_of(m) not in (None, *st)), None)
                 if len(st) >= 2 and ot is not None:
                     relations.append([shares.name, st[0], st[1], ot])
+                    continue
+            if t.name == derives and c.sources:
+                # "the office prints a timetable from the schedule": the timetable derives from
+                # the schedule, and the office produces it
+                pairs = [(om, src) for om in c.objects for src in c.sources]
+                for om, src in pairs:
+                    o, f = tag_of(om), tag_of(src)
+                    if o and f and o != f and om.tok not in consumed:
+                        relations.append([derives, o, f])
+                        for sm in c.subjects:
+                            s = tag_of(sm)
+                            if s and s not in (o, f) and produces is not None:
+                                relations.append([produces.name, s, o])
+                if any(tag_of(om) and tag_of(src) for om, src in pairs):
                     continue
             for sm in c.subjects:
                 for om in c.objects:
@@ -452,8 +474,18 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
         if dropped:
             notes.append(f"{dropped} causal link(s) dropped: an end had no atom over kept roles, "
                          f"or repeated another edge")
-        # states that appear in no edge are kept as unary atoms only through edges; relations
-        # carry only binary atoms (the Signature's relations hold over roles).
+        # a vocabulary state that appears in no edge ("the pump's motor burnt out" →
+        # failure(pump)) is kept as a unary relation, so two stories that share the state share
+        # structure; proposed states stay out (they name surface verbs)
+        in_edges = {nd.clause for lk in links for nd in (lk.cause, lk.effect)
+                    if nd.clause is not None}
+        for c in live:
+            t = typed.get(c.idx)
+            if t is None or t.arity != 1 or t.proposed or c.idx in in_edges:
+                continue
+            at = clause_atom(c)
+            if at is not None and state_pred_arity.setdefault(t.name, 1) == 1:
+                relations.append([t.name, at[at.index("(") + 1:-1]])
 
         # -- levels
         l0, cut = self._clip_sentences([s.text for s in sents], p.max_level_chars)

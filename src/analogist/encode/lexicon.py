@@ -8,6 +8,13 @@ import re
 # -- word lists ----------------------------------------------------------------------------------
 _PRONOUNS_PLURAL = {"they", "them", "these", "those"}
 _PRONOUNS_SINGULAR = {"it", "this", "that", "he", "she", "him", "her"}
+_QUANTIFIERS = {"one", "only", "single", "every", "each", "all", "whole", "same", "other",
+                "several", "many", "few", "some", "no", "any", "both", "another"}
+"""Quantifier words left out of entity phrases ("one printer", "the only trolley")."""
+_NEG_ADVERBS = {"never", "hardly", "rarely", "seldom", "barely", "scarcely"}
+"""Adverbs that negate their clause ("hardly ever checks", "rarely updated")."""
+_NEG_PRONOUNS = {"nobody", "nothing", "noone", "none", "neither"}
+"""Negative subjects ("nobody checked", "nothing broke the loop")."""
 _RELATIVE = {"which", "that", "who", "whom", "whose"}
 _EVENT_PRONOUNS = {"this", "that", "it", "which"}
 _OBJECT_CONTROL = {"use", "employ", "utilize", "utilise", "apply", "allow", "enable", "permit",
@@ -110,12 +117,19 @@ _STATE_WORDS.update({
     "unverified": "unverified", "untested": "unverified", "overloaded": "overload",
     "congestion": "overload", "saturation": "overload", "backlog": "delayed",
     "trouble": "failure", "fault": "failure", "problem": "failure",
+    "weak": "degraded", "weaken": "degraded", "weakened": "degraded", "leak": "failure",
+    "die": "failure", "dead": "failure", "burnt": "failure", "flat": "exhausted",
+    "empty": "exhausted", "thin": "degraded", "poor": "degraded", "shrivel": "degraded",
+    "spoil": "degraded", "sour": "degraded", "wilt": "degraded",
 })
 """General English state words added to the table above (noun, adjective or participle)."""
 _STATE_PHRASES: dict[str, str] = {
     "go down": "outage", "hold up": "delayed", "run out": "exhausted", "run dry": "exhausted",
     "run low": "exhausted", "fall behind": "delayed", "get bad": "degraded",
     "use up": "exhausted", "break down": "failure", "go wrong": "failure",
+    "burn out": "failure", "die out": "failure", "give out": "failure", "come loose": "failure",
+    "go flat": "exhausted", "go black": "outage", "go dark": "outage", "stop work": "failure",
+    "wear out": "degraded", "fall apart": "failure", "split open": "failure",
 }
 """Phrasal state verbs (lemmas of the participle phrase): "the disk going down" → outage."""
 _RELATION_CUES: dict[str, tuple[str, ...]] = {
@@ -127,7 +141,10 @@ _RELATION_CUES: dict[str, tuple[str, ...]] = {
     "trusts_as_authoritative": ("treat as truth", "treat as authoritative", "treat as gospel",
                                 "treat as fact", "treat as source", "take as truth",
                                 "take as gospel", "accept as truth", "regard as truth",
-                                "regard as authoritative", "take at word"),
+                                "regard as authoritative", "take at word", "trust",
+                                "rely on", "believe", "count on", "swear by", "take on trust",
+                                "treat as authoritative", "treat as correct",
+                                "treat as accurate", "accept as authoritative"),
     "diverges_from": ("drift from", "drift away from", "diverge from", "deviate from",
                       "disagree with", "drift out of", "go out of"),
     "reads_from": ("read from", "work off", "work from", "fetch from", "pull from",
@@ -146,7 +163,7 @@ _RELATION_CUES: dict[str, tuple[str, ...]] = {
                           "have precedence over", "get priority over",
                           "rank ahead of", "outrank", "take precedence over"),
     "competes_for": ("compete for", "contend for", "vie for", "fight for"),
-    "depends_on": ("depend on", "rely on", "run on", "need", "require", "hinge on", "call"),
+    "depends_on": ("depend on", "run on", "need", "require", "hinge on", "call"),
     "observes": ("watch", "monitor", "observe", "track", "keep eye on", "keep track of"),
     "ignores": ("ignore", "disregard", "overlook"),
     "retries": ("retry", "resend", "re-send", "re-try", "reissue", "re-issue", "resubmit"),
@@ -159,7 +176,8 @@ _RELATION_CUES: dict[str, tuple[str, ...]] = {
                         "flag as missing", "mark as missing"),
     "holds_lock": ("hold", "hold lock", "keep hold of", "keep hold on", "lock"),
     "races_with": ("race with", "race against", "collide with", "clash with"),
-    "assumes": ("assume", "presume", "take for granted"),
+    "assumes": ("assume", "presume", "take for granted", "assume that", "believe that",
+                "think that", "presume that", "suppose that", "expect that"),
     "amplifies": ("amplify", "magnify", "boost", "intensify"),
     "validates": ("validate", "verify", "check", "cross-check", "vet", "check against",
                   "verify against", "validate against"),
@@ -172,6 +190,9 @@ ordinary prose, consulted after the vocabulary's own names/synonyms and before t
 _CUE_INDEX = {cue: name for name, cues in _RELATION_CUES.items() for cue in cues}
 _CHECK_VERBS = {"check", "verify", "validate", "test", "inspect", "confirm", "audit", "review",
                 "vet", "cross-check"}
+_UPDATE_VERBS = {"update", "refresh", "revise", "amend", "correct", "sync", "resync",
+                 "synchronise", "synchronize", "change", "renew"}
+"""Verbs whose negation leaves their object out of date ("nobody updated the map" → stale)."""
 _SEE_VERBS = {"see", "notice", "detect", "observe", "watch", "monitor", "spot", "track"}
 _NOBODY = {"nobody", "noone", "none"}
 _HOLDER_PREPS = {"of", "by", "in", "on", "at", "within", "inside", "across"}

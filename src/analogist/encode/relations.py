@@ -12,6 +12,7 @@ from analogist.encode.lexicon import (
     _CHECK_VERBS,
     _CUE_INDEX,
     _LINKING,
+    _STATE_PHRASES,
     _STOP,
     _snake,
     _strip_roles,
@@ -83,12 +84,20 @@ class _RelationTyper:
         surface = c.verb_text.split(" ")[0]
         if arity == 1:
             word = c.state or lemma
-            name = self._state_name(word)
+            name = _STATE_PHRASES.get(c.verb)      # "burnt out", "went flat", "came loose"
+            name = name if name is not None and self.vocab.get(name) is not None else None
+            name = name or self._state_name(word)
             if name is None and c.state is not None:
                 name = self._state_name(lemma) if lemma not in _LINKING else None
             if name is not None and not c.negated:
                 p = self.vocab.get(name)
                 return _Typed(name, 1, False, 1.0, p.definition if p else "")
+            if c.negated:
+                # "nobody checked X" → unverified(X); "nobody updated X" → stale(X)
+                name = self._state_of_words([(lemma, surface)], surface, negated=True)
+                if name is not None:
+                    p = self.vocab.get(name)
+                    return _Typed(name, 1, False, 1.0, p.definition if p else "")
             forms = [word]
         else:
             rest = " ".join(c.verb.split(" ")[1:])
@@ -111,6 +120,11 @@ class _RelationTyper:
         # proposed term
         base = c.state if arity == 1 and c.state else c.verb
         name = _snake(("not " if c.negated else "") + base)
+        # a proposed name carries its arity, so one verb read with one argument in one text and
+        # two in another gives two terms, never a clash within a batch ("receive" /
+        # "receive_state")
+        if arity == 1:
+            name = name[:54] + "_state"
         existing = self.vocab.get(name)
         if existing is not None and not existing.accepts_arity(arity):
             name = f"{name}_{'state' if arity == 1 else 'rel'}"

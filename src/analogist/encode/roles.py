@@ -19,14 +19,27 @@ class _RoleReader:
     nlp: Any
 
     @staticmethod
-    def _split_heads(ms: list[_Mention]) -> None:
-        """Entities are grouped by head noun, except when one head carries two or more distinct
-        modified phrases ("the print job" and "the backup job"): then each full phrase is its own
-        entity, and a shorter phrase ("the job") joins the first full phrase it ends."""
+    def _split_heads(ms: list[_Mention], coargs: list[list[_Mention]] | None = None) -> None:
+        """Mentions are grouped into entities by head noun. Two phrases of one head are two
+        entities when their noun modifiers differ ("the print job", "the backup job"), or when
+        they are arguments of one clause ("the print job has priority over the backup job": one
+        thing does not stand in a relation to itself); adjectives and participles alone ("the
+        printed / outdated timetable") describe one entity. A shorter phrase ("the job") joins
+        the first full phrase it ends."""
+        conflict: set[str] = set()
+        for group in coargs or []:
+            seen: dict[str, str] = {}
+            for m in group:
+                if m.resolved:
+                    continue
+                if m.head in seen and seen[m.head] != m.phrase:
+                    conflict.add(m.head)
+                seen.setdefault(m.head, m.phrase)
         by_head: dict[str, list[str]] = {}
         for m in sorted(ms, key=lambda m: m.tok):
-            if m.phrase not in by_head.setdefault(m.head, []):
-                by_head[m.head].append(m.phrase)
+            key = m.phrase if m.head in conflict else m.core
+            if key not in by_head.setdefault(m.head, []):
+                by_head[m.head].append(key)
         remap: dict[tuple[str, str], str] = {}
         for h, phs in by_head.items():
             full = [p for p in phs if not any(q != p and q.endswith(" " + p) for q in phs)]
@@ -36,6 +49,6 @@ class _RoleReader:
                 owner = p if p in full else next(q for q in full if q.endswith(" " + p))
                 remap[(h, p)] = f"{h}|{owner}"
         for m in ms:
-            key = remap.get((m.head, m.phrase))
+            key = remap.get((m.head, m.phrase if m.head in conflict else m.core))
             if key is not None:
                 m.head = key

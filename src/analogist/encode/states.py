@@ -16,6 +16,7 @@ from analogist.encode.lexicon import (
     _SEE_VERBS,
     _STATE_PHRASES,
     _STATE_WORDS,
+    _UPDATE_VERBS,
     _snake,
 )
 from analogist.encode.params import EncoderParams
@@ -175,6 +176,8 @@ class _StateReader:
                     return "unverified"
                 if lem in _SEE_VERBS and self.vocab.get("unobserved") is not None:
                     return "unobserved"
+                if lem in _UPDATE_VERBS and self.vocab.get("stale") is not None:
+                    return "stale"          # "nobody updated the map"
             return None
         joined = " ".join(lem for lem, _ in words)
         if joined in _STATE_PHRASES and self.vocab.get(_STATE_PHRASES[joined]) is not None:
