@@ -83,6 +83,14 @@ class RetrieveParams:
             exact MAC, off by default (see :mod:`analogist.index.ann`; needs the ``ann`` extra).
         ann_min_rows: the channel size from which ``embedding_ann`` applies.
         ann: the HNSW settings.
+        contradiction_discount: factor applied to a candidate's normalized score once per
+            contradiction the judge finds (a mapped causal link the target states reversed, of
+            the opposite kind or sign, or a relation with its roles swapped). Structure-mapping
+            counts such matched-but-opposed structure as an alignable difference, not a
+            likeness (Markman & Gentner 1993; Gentner 1983's systematicity: the shared
+            higher-order causal relation is what makes an analogy), so a same-domain minimal
+            pair that maps most of the story with one edge reversed ranks below a partner
+            whose causal structure agrees. 1.0 turns the discount off.
     """
 
     k: int = 5
@@ -98,6 +106,7 @@ class RetrieveParams:
     embedding_ann: bool = False
     ann_min_rows: int = 50_000
     ann: AnnParams = field(default_factory=AnnParams)
+    contradiction_discount: float = 0.5
 
     def __post_init__(self) -> None:
         if not isinstance(self.embedding_ann, bool):
@@ -110,6 +119,10 @@ class RetrieveParams:
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or v < 0:
                 raise AnalogistError(f"{name} must be a non-negative number", field=name)
+        v = self.contradiction_discount
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:
+            raise AnalogistError("contradiction_discount must be a number in [0, 1]",
+                                 field="contradiction_discount")
 
 
 @dataclass(frozen=True, slots=True)
@@ -616,6 +629,7 @@ class Retriever:
         norm = min(1.0, sme_score / target_total) if target_total > 0 else 0.0
         report = judge_mapping(ep.signature, target, desc, target_desc, res,
                                params=self.params.judge, source_self_score=own_total)
+        norm *= self.params.contradiction_discount ** len(report.contradictions)
         return Hit(sid, ep.episode_id, norm, sme_score, stage1, channels, ep.superseded_by,
                    report)
 
