@@ -171,3 +171,16 @@ def test_run_parb_unknown_arm(tmp_path):
     with pytest.raises(AnalogistError, match="unknown arm"):
         run_parb(8, ["C", "Z9"], out_dir=tmp_path / "o", progress=False)
     assert not (tmp_path / "o").exists()
+
+
+def test_add_from_text_reports_texts_per_second(no_llm, tmp_path):
+    files = []
+    for i, text in enumerate((TEXT_A, TEXT_B)):
+        f = tmp_path / f"t{i}.txt"
+        f.write_text(text, encoding="utf-8")
+        files.append(str(f))
+    r = run("add", "--from-text", *files, "--store", str(tmp_path / "s.db"), "--no-embed")
+    assert r.exit_code == 0, _err(r)
+    line = next(x for x in r.stderr.splitlines() if x.startswith("encoded "))
+    assert line.startswith("encoded 2 text(s) in ") and line.endswith(" texts/s)")
+    assert "Warning" not in r.stderr          # no raw Python warnings reach the user

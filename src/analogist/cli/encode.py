@@ -26,13 +26,17 @@ def _encode_files(files: list[Path], writer: str, domain: str | None,
                   proposed: dict[str, dict[str, Any]] | None = None) -> list[tuple[str, Any]]:
     """Write a signature for each text file (each seen alone); all before anything is stored.
 
-    ``proposed`` collects the writers' proposed terms: name → {definition, arity, uses}."""
+    ``proposed`` collects the writers' proposed terms: name → {definition, arity, uses}.
+    Prints one line to stderr with the texts encoded per second (wall and CPU time)."""
+    import time
+
     from rich.progress import Progress
 
     from analogist.io import read_text
 
     w = _make_writer(writer)
     out: list[tuple[str, Any]] = []
+    wall0, cpu0 = time.perf_counter(), time.process_time()
     with Progress(transient=True) as bar:
         task = bar.add_task("encoding", total=len(files))
         for f in files:
@@ -46,6 +50,9 @@ def _encode_files(files: list[Path], writer: str, domain: str | None,
                                                    "arity": arity.get(name, 2), "uses": 0})
                     t["uses"] += 1
             bar.update(task, advance=1)
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    typer.echo(f"encoded {len(out)} text(s) in {wall:.1f} s wall, {cpu:.1f} s CPU "
+               f"({len(out) / max(wall, 1e-9):.2f} texts/s)", err=True)
     return out
 
 def _abstraction_checks(text: str, sig: Any, domain: str | None) -> dict[str, Any]:
