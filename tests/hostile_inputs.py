@@ -4,6 +4,7 @@ out of every integer range."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 DEEP = "[" * 200_000 + "]" * 200_000
@@ -46,3 +47,12 @@ def write_all(directory: Path, *, oversized: bool = True) -> dict[str, Path]:
         p.write_text('{"episode_id": "' + "x" * (5 * 1024 * 1024) + '"}', encoding="utf-8")
         out["oversized.json"] = p
     return out
+
+
+def row_counts(store: Path) -> dict[str, int]:
+    """Rows per table of a SQLite store (SQLite's own tables left out): the sweeps compare it
+    before and after each refused input, so a half-written store shows as a changed count."""
+    with sqlite3.connect(store) as c:
+        tables = [r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                          "AND name NOT LIKE 'sqlite_%'")]
+        return {t: c.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in tables}

@@ -3,7 +3,6 @@ command that reads a file answers with one line and exit 2, and the store is lef
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -13,15 +12,12 @@ from analogist.cli import app
 from analogist.errors import AnalogistError, ParseError
 from analogist.io import MAX_DEPTH, check_depth, parse_structured
 from analogist.memory.sqlite import MAX_ID, Memory, StoreError
+from tests.hostile_inputs import row_counts
 
 runner = CliRunner()
 DEEP = "[" * 200_000 + "]" * 200_000
 
 
-def _counts(store: Path) -> dict[str, int]:
-    with sqlite3.connect(store) as c:
-        tables = [r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        return {t: c.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in tables}
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +47,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_one_line_exit_2_store_unchanged(files: dict[str, Path], command: list[str]) -> None:
     args = [str(files[a[1:].split("/")[0]]) + ("/r.json" if a.endswith("/r.json") else "")
             if a.startswith("@") else a for a in command]
-    before = _counts(files["store"])
+    before = row_counts(files["store"])
     r = runner.invoke(app, args, env={"ANALOGIST_STORE": str(files["store"])})
     assert r.exit_code == 2, r.output
     lines = r.output.strip().splitlines()
@@ -63,7 +59,7 @@ def test_one_line_exit_2_store_unchanged(files: dict[str, Path], command: list[s
     else:
         # a 40-digit id is no episode (too large for a row id, and no episode has that id)
         assert "no episode '1234567890123456789012345678901234567890'" in lines[0]
-    assert _counts(files["store"]) == before
+    assert row_counts(files["store"]) == before
 
 
 def test_depth_limit_is_exact_and_strings_do_not_count() -> None:

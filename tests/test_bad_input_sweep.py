@@ -6,7 +6,6 @@ file or field (or click's own usage error), the store's row counts unchanged."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ from typer.testing import CliRunner
 from analogist.casebook import load_casebook
 from analogist.cli import app
 from analogist.signature import dump_signature
-from tests.hostile_inputs import BAD_KEY_NAMES, DEEP, HUGE_ID, write_all
+from tests.hostile_inputs import BAD_KEY_NAMES, DEEP, HUGE_ID, row_counts, write_all
 from tests.mcp_client import SyncClient, stdio_transport
 
 runner = CliRunner()
@@ -41,10 +40,6 @@ TEXT_OK = {"encode"}
 """Commands whose input may be any text: a readable text file is an episode to them."""
 
 
-def rows(store: Path) -> dict[str, int]:
-    with sqlite3.connect(store) as c:
-        names = [r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-        return {n: c.execute(f'SELECT COUNT(*) FROM "{n}"').fetchone()[0] for n in names}
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +72,7 @@ def _one_line_refusal(r: Any) -> str | None:
 
 def test_every_file_command_refuses_every_hostile_file(world: dict[str, Any]) -> None:
     store, d = world["store"], world["dir"]
-    before = rows(store)
+    before = row_counts(store)
     problems = []
     n = 0
     for cmd, template in FILE_COMMANDS.items():
@@ -93,7 +88,7 @@ def test_every_file_command_refuses_every_hostile_file(world: dict[str, Any]) ->
                 problems.append((cmd, name, why))
     assert problems == [], problems
     assert n == len(FILE_COMMANDS) * len(world["files"])
-    assert rows(store) == before
+    assert row_counts(store) == before
     assert not (d / "out.json").exists()
 
 
@@ -106,11 +101,11 @@ def test_every_file_command_refuses_every_hostile_file(world: dict[str, Any]) ->
 ])
 def test_ids_and_options_out_of_range(world: dict[str, Any], args: list[str]) -> None:
     store = world["store"]
-    before = rows(store)
+    before = row_counts(store)
     r = runner.invoke(app, [*args, "--store", str(store)] if args[0] not in ("map", "check")
                       else args, input="")
     assert _one_line_refusal(r) is None, (args, r.output)
-    assert rows(store) == before
+    assert row_counts(store) == before
 
 
 @pytest.mark.parametrize("name", BAD_KEY_NAMES)
@@ -118,10 +113,10 @@ def test_bad_key_names_create_nothing(tmp_path: Path, name: str) -> None:
     store = tmp_path / "k.db"
     r = runner.invoke(app, ["init", "--store", str(store)])
     assert r.exit_code == 0
-    before = rows(store)
+    before = row_counts(store)
     r = runner.invoke(app, ["keys", "add", name, "--store", str(store)])
     assert _one_line_refusal(r) is None, r.output
-    assert rows(store) == before            # not even an empty keys table
+    assert row_counts(store) == before            # not even an empty keys table
 
 
 # -- MCP: every tool, over stdio ---------------------------------------------------------------
@@ -145,7 +140,7 @@ def test_every_mcp_tool_answers_hostile_arguments_in_one_line(tmp_path: Path) ->
     try:
         c.ok("remember_episode", {"signature": _sig(ep)})
         tools = {t.name: t for t in c.run(lambda s: s.list_tools()).tools}
-        before = rows(store)
+        before = row_counts(store)
         n = 0
         problems = []
         for name, tool in tools.items():
@@ -173,7 +168,7 @@ def test_every_mcp_tool_answers_hostile_arguments_in_one_line(tmp_path: Path) ->
                 problems.append((name, "unknown_argument", res.content[0].text[:200]))
         assert n > 200
         assert not [p for p in problems if p[-1] != "accepted"], problems
-        assert rows(store) == before
+        assert row_counts(store) == before
         big = c.err("map_cases", {"source": json.loads("[" * 60 + "]" * 60), "target": DEEP})
         assert "\n" not in big.strip()
     finally:

@@ -7,9 +7,7 @@ traceback, and the store's row counts are unchanged."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -18,6 +16,7 @@ import pytest
 from analogist.casebook import load_casebook
 from analogist.server import create_app
 from analogist.service.keys import keys_add
+from tests.hostile_inputs import row_counts
 from tests.test_server import _Server
 
 MAX_BODY = 500_000
@@ -93,11 +92,6 @@ def _bodies(fields: list[str]) -> list[tuple[str, bytes | str, str | None]]:
     return out
 
 
-def _rows(store: Path) -> dict[str, int]:
-    with sqlite3.connect(store) as c:
-        tables = [r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table' "
-                                          "AND name NOT LIKE 'sqlite_%'")]
-        return {t: c.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in tables}
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +142,7 @@ def test_every_route_is_in_the_sweep(srv: dict[str, Any]) -> None:
 
 def test_bad_input_sweep(srv: dict[str, Any]) -> None:
     c, key = srv["c"], srv["key"]
-    before = _rows(srv["store"])
+    before = row_counts(srv["store"])
     problems: list[str] = []
     statuses: Counter[int] = Counter()
     n = 0
@@ -208,7 +202,7 @@ def test_bad_input_sweep(srv: dict[str, Any]) -> None:
     distinct = sorted({x.split(" ")[1].split("?")[0] + " " + x.split(": ", 1)[1][:160]
                        for x in problems})
     assert problems == [], f"{len(problems)} problems:\n" + "\n".join(distinct[:40])
-    assert _rows(srv["store"]) == before
+    assert row_counts(srv["store"]) == before
     assert not any(s >= 500 for s in statuses) and n > 1000
     print(f"bad-input sweep: {n} requests over {len(ROUTES)} routes, statuses "
           f"{dict(sorted(statuses.items()))}, 0 5xx, store rows unchanged")
