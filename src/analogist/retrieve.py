@@ -91,6 +91,12 @@ class RetrieveParams:
             higher-order causal relation is what makes an analogy), so a same-domain minimal
             pair that maps most of the story with one edge reversed ranks below a partner
             whose causal structure agrees. 1.0 turns the discount off.
+        demote_contradicting: rank every candidate the judge finds contradicting the target
+            below every candidate it does not (each group by score). A discount alone lets a
+            same-domain minimal pair that maps the whole story but one reversed edge outscore a
+            cross-domain partner that maps less of it; a contradicted mechanism is evidence
+            against the analogy, not a weaker likeness, so it is a tier, not a factor. False
+            orders by the discounted score alone.
     """
 
     k: int = 5
@@ -107,10 +113,12 @@ class RetrieveParams:
     ann_min_rows: int = 50_000
     ann: AnnParams = field(default_factory=AnnParams)
     contradiction_discount: float = 0.5
+    demote_contradicting: bool = True
 
     def __post_init__(self) -> None:
-        if not isinstance(self.embedding_ann, bool):
-            raise AnalogistError("embedding_ann must be a boolean", field="embedding_ann")
+        for name in ("embedding_ann", "demote_contradicting"):
+            if not isinstance(getattr(self, name), bool):
+                raise AnalogistError(f"{name} must be a boolean", field=name)
         for name in ("k", "shortlist", "probe_pool", "exhaustive_probe_limit", "ann_min_rows"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -524,7 +532,9 @@ class Retriever:
             except AnalogistError as e:
                 # one unreadable episode must not take every query down with it
                 skipped.append(f"episode {sid}: {e}")
-        hits.sort(key=lambda h: (-h.score, -h.stage1, h.id))
+        demote = p.demote_contradicting
+        hits.sort(key=lambda h: (demote and bool(h.report.contradictions), -h.score, -h.stage1,
+                                 h.id))
         hits = _superseded_below_replacements(hits)
         itself = self._query_itself(target, hits)   # never answer a query with itself
         hits = [h for h in hits if h.schema or h.id not in itself]
