@@ -8,7 +8,10 @@ interpreter, the imports and the work. CPU time is the child's user + system tim
 same machine at the same time.
 
 Commands: ``--help``; ``find`` of one casebook episode on a small store (the bundled casebook,
-without embeddings) with ``--no-critic``.
+without embeddings) with ``--no-critic``; with ``--large N``, ``find`` on a store of N synthetic
+episodes (``benchmarks/retrieve_speed.py``'s, built once, kept with ``--store-cache``). Each tree
+runs on its own copy of the stores, and one unmeasured run of each command first saves the
+stage-1 index beside the copy (so the measured runs load it, as a second ``find`` does).
 
 Bytecode: ``pip install`` writes the package's ``.pyc`` files, but a development tree run with
 ``PYTHONDONTWRITEBYTECODE=1`` (as here) compiles every module of ``analogist`` from source at
@@ -18,6 +21,8 @@ each start. ``--bytecode cached`` (the default) gives each tree a bytecode cache
 
     python benchmarks/cli_startup.py --runs 7 --baseline-ref main --bytecode both \
         --out benchmarks/results/cli_startup.json
+    python benchmarks/cli_startup.py --runs 5 --baseline-ref main --large 100000 \
+        --store-cache /tmp/analogist-bench --out benchmarks/results/cli_startup_100k.json
 """
 
 from __future__ import annotations
@@ -78,6 +83,32 @@ def make_store(tmp: Path) -> tuple[Path, Path]:
     return store, target
 
 
+def make_large(n: int, cache: Path) -> tuple[Path, Path]:
+    """A store of ``n`` synthetic episodes (namespace ``bench``; ``retrieve_speed.synth``, its
+    seed 7) and a query target, built once into ``cache`` and reused."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from retrieve_speed import _casebook_dicts, synth
+
+    from analogist.memory.sqlite import Memory
+
+    store, target = cache / f"synthetic-{n}.db", cache / f"synthetic-{n}-target.json"
+    if not store.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        base, part = _casebook_dicts(), cache / f".synthetic-{n}.db.part"
+        part.unlink(missing_ok=True)
+        with Memory.open(part) as m:
+            for start in range(0, n, 20_000):
+                recs = synth(base, min(20_000, n - start), 7 + start)
+                for j, r in enumerate(recs):
+                    r["episode_id"] = f"syn-{start + j}"
+                m.add_many(recs, namespace="bench", batch_size=5000)
+        part.rename(store)
+    if not target.exists():
+        target.write_text(json.dumps(synth(_casebook_dicts(), 1, 7 + 10_000_019)[0]),
+                          encoding="utf-8")
+    return store, target
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=7)
@@ -85,11 +116,16 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None, help="Write the results (JSON) here.")
     ap.add_argument("--bytecode", choices=("cached", "none", "both"), default="cached",
                     help="cached: as installed (.pyc written once); none: compiled each start.")
+    ap.add_argument("--large", type=int, default=0,
+                    help="Also time find on a store of this many synthetic episodes.")
+    ap.add_argument("--store-cache", type=Path, default=None,
+                    help="Keep the --large store here (built once; default: a temporary one).")
     args = ap.parse_args()
     py = sys.executable
     with tempfile.TemporaryDirectory() as tmp_:
         tmp = Path(tmp_)
         store, target = make_store(tmp)
+        large = make_large(args.large, args.store_cache or tmp / "large") if args.large else None
         base_env = {**os.environ, "ANALOGIST_LLM_BASE_URL": "", "ANALOGIST_LLM_MODEL": ""}
         base_env.pop("PYTHONDONTWRITEBYTECODE", None)
         trees = {"this tree": base_env}
@@ -104,23 +140,30 @@ def main() -> None:
         def cases_of(tree: str) -> dict[str, list[str]]:
             # a copy of the store per tree: trees whose saved index differs in format would
             # otherwise rebuild each other's at every run
-            own = tmp / "stores" / str(list(trees).index(tree)) / store.name
-            if not own.exists():
-                own.parent.mkdir(parents=True)
-                shutil.copy(store, own)
-            return {
+            own = tmp / "stores" / str(list(trees).index(tree))
+            own.mkdir(parents=True, exist_ok=True)
+            out = {
                 "python -c pass": [py, "-c", "pass"],
                 "analogist --help": [py, "-m", "analogist", "--help"],
                 "analogist find (small store)": [py, "-m", "analogist", "find", str(target),
-                                                 "--store", str(own), "--no-critic", "--json"],
+                                                 "--store", str(own / store.name), "--no-critic",
+                                                 "--json"],
             }
+            shutil.copy(store, own / store.name)
+            if large is not None:
+                shutil.copy(large[0], own / large[0].name)
+                out[f"analogist find ({args.large:,} episodes)"] = [
+                    py, "-m", "analogist", "find", str(large[1]), "--store",
+                    str(own / large[0].name), "--namespace", "bench", "--no-critic", "--json"]
+            return out
         cases = {tree: cases_of(tree) for tree in trees}
         rows = []
         for tree, env in trees.items():  # fill the bytecode caches and save the index (unmeasured)
             for argv in cases[tree].values():
                 run_once(argv, env)
         with Progress(transient=True) as bar:
-            task = bar.add_task("runs", total=args.runs * 3 * len(trees))
+            task = bar.add_task("runs", total=args.runs * len(cases[next(iter(trees))])
+                                * len(trees))
             samples: dict[tuple[str, str], list[tuple[float, float]]] = {}
             for _ in range(args.runs):      # interleaved, so load drifts hit every case alike
                 for tree, env in trees.items():
@@ -158,7 +201,7 @@ def main() -> None:
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({"runs": args.runs, "baseline_ref": args.baseline_ref,
-                                        "bytecode": args.bytecode,
+                                        "bytecode": args.bytecode, "large": args.large,
                                         "rows": rows}, indent=2) + "\n", encoding="utf-8")
 
 
