@@ -458,7 +458,8 @@ class Retriever:
         channels: dict[str, np.ndarray] = {"content": idx.content.scores(feats.content)}
         fp = (idx.fp_codes == idx.fingerprint_code(feats.fingerprint)).astype(np.float64)
         channels["fingerprint"] = fp
-        fused = p.w_content * channels["content"] + p.w_fingerprint * fp
+        fused = np.multiply(channels["content"], p.w_content)
+        fused += p.w_fingerprint * fp  # in place: the same sum as a*x + b*y, one array less
         if self.embedder is None:
             skipped.append("embedding channel: no embedder configured or no stored level "
                            "embeddings")
@@ -487,7 +488,7 @@ class Retriever:
                     np.add.at(cnt, rows, 1.0)
                 emb = np.divide(emb, cnt, out=np.zeros_like(emb), where=cnt > 0)
                 channels["embedding"] = emb
-                fused = fused + p.w_embedding * emb
+                fused += p.w_embedding * emb
         return ids, fused, channels, skipped
 
     # -- the whole query ---------------------------------------------------------------------
