@@ -1,6 +1,7 @@
 """Retrieval speed and size on synthetic stores of 10k, 100k and 1M signatures.
 
 Run:  nice -n 10 python benchmarks/retrieve_speed.py [--sizes 10000 100000 1000000] [--queries 50]
+      [--store-cache DIR]   (keeps each built store and reuses it: build rates then not measured)
 
 Each store is built from the bundled casebook's structures recombined: a casebook signature with
 its roles renamed to fresh tags, a random subset of its relations and causal edges kept (at least
@@ -177,7 +178,8 @@ def _cold_cli(path: Path, target: Path, runs: int) -> dict[str, Any]:
             "wall_s": wall, "cpu_s": cpu}
 
 
-def run_size(n: int, queries: int, workdir: Path, seed: int) -> dict[str, Any]:
+def run_size(n: int, queries: int, workdir: Path, seed: int,
+             cache: Path | None = None) -> dict[str, Any]:
     import shutil
 
     from analogist.memory.sqlite import Memory
@@ -186,20 +188,33 @@ def run_size(n: int, queries: int, workdir: Path, seed: int) -> dict[str, Any]:
 
     base = _casebook_dicts()
     path = workdir / f"store-{n}.db"
-    t0, c0 = time.perf_counter(), time.process_time()
-    with Memory.open(path) as m:
-        chunk = 20000
-        for start in range(0, n, chunk):
-            recs = synth(base, min(chunk, n - start), seed + start)
-            for j, r in enumerate(recs):
-                r["episode_id"] = f"syn-{start + j}"
-            m.add_many(recs, namespace="bench", batch_size=5000)
-    build_s, build_cpu = time.perf_counter() - t0, time.process_time() - c0
+    # the same store as benchmarks/cli_startup.py --large builds (seed 7), kept between runs
+    kept = None if cache is None else cache / (
+        f"synthetic-{n}.db" if seed == 7 else f"synthetic-{n}-seed{seed}.db")
+    build_s = build_cpu = None
+    if kept is not None and kept.exists():
+        shutil.copy(kept, path)
+    else:
+        t0, c0 = time.perf_counter(), time.process_time()
+        with Memory.open(path) as m:
+            chunk = 20000
+            for start in range(0, n, chunk):
+                recs = synth(base, min(chunk, n - start), seed + start)
+                for j, r in enumerate(recs):
+                    r["episode_id"] = f"syn-{start + j}"
+                m.add_many(recs, namespace="bench", batch_size=5000)
+        build_s, build_cpu = time.perf_counter() - t0, time.process_time() - c0
+        if kept is not None:
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, kept.with_suffix(".part"))
+            kept.with_suffix(".part").rename(kept)
     size = path.stat().st_size + sum(p.stat().st_size for p in workdir.glob(f"store-{n}.db-*"))
     rng = random.Random(seed)
     qs = [validate_signature(q) for q in synth(base, queries, seed + 10_000_019)]
     out: dict[str, Any] = {"size": n, "build_s": build_s, "build_cpu_s": build_cpu,
-                           "build_rate_per_s": n / build_s, "build_rate_per_cpu_s": n / build_cpu,
+                           "build_rate_per_s": n / build_s if build_s else None,
+                           "build_rate_per_cpu_s": n / build_cpu if build_cpu else None,
+                           "store": "built" if build_s is not None else f"copied from {kept}",
                            "file_bytes": size, "queries": queries}
     mac_dir = Path(str(path) + ".mac")
     with Memory.open(path) as m:
@@ -284,9 +299,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=HERE / "results" / "retrieve_speed.json")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--workdir", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--store-cache", type=Path, default=None,
+                    help="Keep each size's built store here and reuse it (its build not timed).")
     args = ap.parse_args(argv)
     if args.child:
-        res = run_size(args.child, args.queries, args.workdir, args.seed)
+        res = run_size(args.child, args.queries, args.workdir, args.seed, args.store_cache)
         print(json.dumps(res))
         return 0
     from rich.console import Console
@@ -298,7 +315,9 @@ def main(argv: list[str] | None = None) -> int:
         for n in args.sizes:
             console.print(f"building and querying a store of {n:,} signatures ...")
             p = subprocess.run([sys.executable, __file__, "--child", str(n), "--queries",
-                                str(args.queries), "--seed", str(args.seed), "--workdir", tmp],
+                                str(args.queries), "--seed", str(args.seed), "--workdir", tmp,
+                                *(["--store-cache", str(args.store_cache)] if args.store_cache
+                                  else [])],
                                capture_output=True, text=True, stdin=subprocess.DEVNULL)
             if p.returncode != 0:
                 console.print(f"[red]size {n} failed[/]: {p.stderr[-2000:]}")
@@ -317,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
         if "error" in r:
             t.add_row(f"{r['size']:,}", *(["error"] + [""] * 10))
             continue
-        t.add_row(f"{r['size']:,}", f"{r['build_rate_per_cpu_s']:.0f}",
+        t.add_row(f"{r['size']:,}", f"{r['build_rate_per_cpu_s'] or float('nan'):.0f}",
                   f"{r['index_load_s']:.2f}", f"{r['stage1']['cpu']['p50_ms']:.2f}",
                   f"{r['stage1_baseline_scipy']['cpu']['p50_ms']:.2f}",
                   f"{r['stage1_ratio_cpu_p50']:.2f}", f"{r['find']['cpu']['p50_ms']:.1f}",
