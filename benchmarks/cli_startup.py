@@ -135,7 +135,10 @@ def main() -> None:
         modes = ["cached", "none"] if args.bytecode == "both" else [args.bytecode]
         trees = {(f"{t} ({m} bytecode)" if len(modes) > 1 else t): (
                     {**env, "PYTHONPYCACHEPREFIX": str(tmp / "pyc" / str(i))} if m == "cached"
-                    else {**env, "PYTHONDONTWRITEBYTECODE": "1"})
+                    # an empty cache folder, never written: __pycache__ folders in the tree
+                    # are not read either
+                    else {**env, "PYTHONDONTWRITEBYTECODE": "1",
+                          "PYTHONPYCACHEPREFIX": str(tmp / "no-pyc")})
                  for i, (t, env) in enumerate(trees.items()) for m in modes}
         def cases_of(tree: str) -> dict[str, list[str]]:
             # a copy of the store per tree: trees whose saved index differs in format would
