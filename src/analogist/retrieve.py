@@ -42,6 +42,7 @@ from analogist.index.mac import MacIndex, index_root
 from analogist.judge import AnalogyReport, JudgeParams, judge_mapping, self_score
 from analogist.memory import pg_mac
 from analogist.memory.sqlite import Memory, StoredEpisode
+from analogist.params import bounded, check_bounds, flag
 from analogist.signature import (
     Signature,
     compile_signature,
@@ -93,36 +94,23 @@ class RetrieveParams:
             whose causal structure agrees. 1.0 turns the discount off.
     """
 
-    k: int = 5
-    shortlist: int = 20
-    w_content: float = 1.0
-    w_fingerprint: float = 0.25
-    w_embedding: float = 0.5
-    min_score: float = 0.15
+    k: int = bounded(5, lo=1, integer=True)
+    shortlist: int = bounded(20, lo=1, integer=True)
+    w_content: float = bounded(1.0, lo=0.0)
+    w_fingerprint: float = bounded(0.25, lo=0.0)
+    w_embedding: float = bounded(0.5, lo=0.0)
+    min_score: float = bounded(0.15, lo=0.0)
     decoy_probe: bool = True
-    probe_pool: int = 200
-    exhaustive_probe_limit: int = 2000
+    probe_pool: int = bounded(200, lo=1, integer=True)
+    exhaustive_probe_limit: int = bounded(2000, lo=1, integer=True)
     judge: JudgeParams = field(default_factory=JudgeParams)
-    embedding_ann: bool = False
-    ann_min_rows: int = 50_000
+    embedding_ann: bool = flag(False)
+    ann_min_rows: int = bounded(50_000, lo=1, integer=True)
     ann: AnnParams = field(default_factory=AnnParams)
-    contradiction_discount: float = 0.5
+    contradiction_discount: float = bounded(0.5, lo=0.0, hi=1.0)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.embedding_ann, bool):
-            raise AnalogistError("embedding_ann must be a boolean", field="embedding_ann")
-        for name in ("k", "shortlist", "probe_pool", "exhaustive_probe_limit", "ann_min_rows"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise AnalogistError(f"{name} must be a positive integer", field=name)
-        for name in ("w_content", "w_fingerprint", "w_embedding", "min_score"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, float)) or v < 0:
-                raise AnalogistError(f"{name} must be a non-negative number", field=name)
-        v = self.contradiction_discount
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:
-            raise AnalogistError("contradiction_discount must be a number in [0, 1]",
-                                 field="contradiction_discount")
+        check_bounds(self)
 
 
 @dataclass(frozen=True, slots=True)
