@@ -35,9 +35,11 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from analogist.critic import Critic
 from analogist.errors import AnalogistError
 from analogist.judge import AnalogyReport, JudgeParams, judge_mapping
-from analogist.llm.base import DEFAULT_WRITER, WRITERS
+from analogist.llm.base import DEFAULT_WRITER, NO_LLM_REASON, WRITERS
+from analogist.llm.config import load_llm_config
 from analogist.memory import is_postgres_url, open_memory
 from analogist.memory.sqlite import Memory, StoredEpisode, _namespace
 from analogist.params import bounded, check_bounds
@@ -302,6 +304,7 @@ class Analogist:
             return None
         with self._lock:
             if self._embedder is None:
+                # the embedder's model code and tokenizers load only when embeddings are wanted
                 from analogist.index.embed import default_embedder
 
                 self._embedder = default_embedder()
@@ -315,15 +318,12 @@ class Analogist:
             if notes is not None:
                 notes.append(f"{what or role}: the LLM is off")
             return None
-        # the llm package (its HTTP client among it) loads only when an LLM step is asked for
-        from analogist.llm.base import NO_LLM_REASON
-        from analogist.llm.config import load_llm_config
-
         config = load_llm_config(role, env=self.settings.env)
         if config is None:
             if notes is not None:
                 notes.append(f"{what or role}: {NO_LLM_REASON}")
             return None
+        # the HTTP client (httpx) and the local back-end load only when an LLM is configured
         from analogist.llm.client import make_provider
 
         return make_provider(config)
@@ -345,8 +345,6 @@ class Analogist:
                 raise AnalogistError("writer llm: the LLM is off", field="writer")
             prov = self.provider("writer")
             if prov is None:
-                from analogist.llm.base import NO_LLM_REASON
-
                 raise AnalogistError("writer llm: " + NO_LLM_REASON, field="writer")
             from analogist.encode.llm_writer import LLMWriter  # the LLM path, loaded on use
 
@@ -527,8 +525,6 @@ class Analogist:
         if s.critic if critic is None else critic:
             cp = self.provider("critic", notes, "critic")
             if cp is not None:
-                from analogist.critic import Critic  # the LLM path, loaded on use
-
                 critic_obj = Critic(cp)
         par_fn = None
         if s.parametric if parametric is None else parametric:
@@ -699,7 +695,7 @@ class Analogist:
         data: ``{arguments, historical_wisdom}``) or of plain text (seed 003)."""
         sg = self.safeguard()
         if isinstance(turn, Mapping):
-            from analogist.safeguard import parse_turn
+            from analogist.safeguard import parse_turn  # spaCy and the lexicons, on use
 
             turn = parse_turn(dict(turn), source="turn")
         if sg is self._safeguard:

@@ -778,7 +778,7 @@ def consolidate(memory: Memory, namespace: str = "default", *,
         lacking = [s for s in sigs if not (s.levels.L1 and s.levels.L2 and s.levels.L3)]
         enc = encoder
         if lacking and encoder == "deterministic":
-            from analogist.encode.deterministic import DeterministicEncoder
+            from analogist.encode.deterministic import DeterministicEncoder  # spaCy, on use
 
             enc = DeterministicEncoder()
         elif isinstance(encoder, str) and encoder != "deterministic":

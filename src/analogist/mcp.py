@@ -61,11 +61,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
+import anyio
 from pydantic import Field, ValidationError, WithJsonSchema
 
+from analogist import __version__
 from analogist.app import LIMITS, Analogist, Settings, json_schema
 from analogist.errors import AnalogistError
 from analogist.params import bounded, check_bounds
+from analogist.signature import dump_signature
 
 __all__ = ["MCPParams", "AnalogistMCP", "build_server", "run_mcp", "client_config",
            "tool_input_schemas"]
@@ -355,8 +358,6 @@ class AnalogistMCP:
 
 
 def _dump(sig: Any) -> str:
-    from analogist.signature import dump_signature
-
     return dump_signature(sig)
 
 
@@ -467,6 +468,7 @@ _SIG = ("a Signature object (the episode's roles, relations, causal chain and ab
 
 def _tools(body: AnalogistMCP | None) -> list[Any]:
     """The tools over ``body`` (None: for their schemas only)."""
+    # the MCP SDK (about 1 s to import) loads only when a server is built
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.server.mcpserver.tools.base import Tool
     from mcp.types import ToolAnnotations
@@ -643,10 +645,9 @@ def build_server(store: str | Path, namespace: str, params: MCPParams | None = N
                  ) -> tuple[Any, AnalogistMCP]:
     """The :class:`mcp.server.mcpserver.MCPServer` over one store and namespace, and the
     protocol-free body it calls."""
+    # the MCP SDK (about 1 s to import) loads only when a server is built
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-
-    from analogist import __version__
 
     body = AnalogistMCP(store, namespace, params)
     ns = body.namespace
@@ -737,7 +738,7 @@ def bad_line_reply(line: str) -> dict[str, Any] | None:
     """The JSON-RPC error reply to a stdio line that is not a JSON-RPC message (None when it is
     one): ``-32700`` when it is not JSON this server can read, ``-32600`` when it is JSON but
     not a request, notification or response."""
-    import mcp_types as types
+    import mcp_types as types  # the MCP SDK, on use
 
     try:
         types.jsonrpc_message_adapter.validate_json(line, by_name=False)
@@ -761,8 +762,6 @@ class _CheckedLines:
     answered here with an error reply (the SDK would drop it silently) and not passed on."""
 
     def __init__(self, inner: Any) -> None:
-        import anyio
-
         self._lines = inner.__aiter__()
         self.write: Any = None
         self.ready = anyio.Event()
@@ -771,7 +770,7 @@ class _CheckedLines:
         return self
 
     async def __anext__(self) -> str:
-        import mcp_types as types
+        import mcp_types as types  # the MCP SDK, on use
         from mcp.shared.message import SessionMessage
 
         while True:
@@ -787,8 +786,7 @@ class _CheckedLines:
 
 
 async def _serve_stdio(server: Any) -> None:
-    import anyio
-    from mcp.server.stdio import stdio_server
+    from mcp.server.stdio import stdio_server  # the MCP SDK, on use
 
     text = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
     lines = _CheckedLines(anyio.wrap_file(text))
@@ -811,8 +809,6 @@ def run_mcp(store: str | Path, namespace: str, *, transport: str = "stdio",
     server, body = build_server(store, namespace, params)
     try:
         if transport == "stdio":
-            import anyio
-
             anyio.run(_serve_stdio, server)
         else:
             server.run("streamable-http", host=host, port=port)

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from analogist.errors import AnalogistError
+from analogist.io import load_structured
 from analogist.judge import self_score
 from analogist.memory.sqlite import Memory
 from analogist.params import bounded, check_bounds
@@ -199,8 +200,6 @@ def validate_plan(data: Any, *, source: str | None = None) -> Plan:
 
 def load_plan(path: str | Path) -> Plan:
     """Read a plan from a JSON or YAML file."""
-    from analogist.io import load_structured
-
     return validate_plan(load_structured(Path(path)), source=str(path))
 
 

@@ -33,13 +33,21 @@ from typing import Any
 
 import numpy as np
 
+from analogist.critic import CriticVerdict, review_or_fail
 from analogist.description import Description
 from analogist.errors import AnalogistError
 from analogist.index.ann import AnnParams, HnswChannel, ann_available
 from analogist.index.content import ContentIndex, ContentIndexError
 from analogist.index.features import extract_features, surface_tokens, surface_tokens_of_data
 from analogist.index.mac import MacIndex, index_root
-from analogist.judge import AnalogyReport, JudgeParams, judge_mapping, self_score
+from analogist.judge import (
+    AnalogyReport,
+    Conclusion,
+    JudgeParams,
+    judge_mapping,
+    self_score,
+    with_critic,
+)
 from analogist.memory import pg_mac
 from analogist.memory.sqlite import Memory, StoredEpisode
 from analogist.params import bounded, check_bounds, flag
@@ -218,7 +226,8 @@ class FindResult:
 def level_embeddings(sig: Signature, embedder: Any) -> dict[str, np.ndarray]:
     """The abstract-level embeddings of one episode (channel → vector); levels it lacks are
     skipped, never faked."""
-    from analogist.index.embed import abstract_texts
+    from analogist.index.embed import abstract_texts  # the embedder package imports httpx
+
 
     texts = abstract_texts(sig)
     chans = [ch for ch in LEVEL_CHANNELS if ch in texts]
@@ -312,6 +321,7 @@ class Retriever:
             if self.embedder == "auto":
                 # the default embedder when (and only when) the namespace has level embeddings
                 if self.memory.has_embeddings(LEVEL_CHANNELS, self.namespace):
+                    # the embedder package (httpx among it, ~0.3 s) loads only when it is used
                     from analogist.index.embed import default_embedder
 
                     self.embedder = default_embedder()
@@ -453,7 +463,7 @@ class Retriever:
         elif not self._embeddings:
             skipped.append("embedding channel: no stored episode has level embeddings")
         else:
-            from analogist.index.embed import abstract_texts
+            from analogist.index.embed import abstract_texts  # the embedder package: httpx
 
             texts = abstract_texts(target)
             used = [ch for ch in LEVEL_CHANNELS if ch in texts and ch in self._embeddings]
@@ -573,10 +583,6 @@ class Retriever:
         return out
 
     def _criticise(self, critic: Any, h: Hit, target: Signature, skipped: list[str]) -> Hit:
-        from dataclasses import replace
-
-        from analogist.critic import CriticVerdict, review_or_fail
-        from analogist.judge import with_critic
 
         if not (h.report.transfer or h.report.transfer_mechanism):
             return h
@@ -594,7 +600,7 @@ class Retriever:
 
     def _parametric(self, parametric: Any, target: Signature,
                     skipped: list[str]) -> tuple[dict[str, Any], ...]:
-        from analogist.parametric import judge_analogues
+        from analogist.parametric import judge_analogues  # the LLM writer's code, on use
 
         try:
             res = parametric(target)
@@ -705,8 +711,6 @@ def _superseded_below_replacements(hits: list[Hit]) -> list[Hit]:
 
 def _no_transfer(h: Hit) -> Hit:
     """Under "no match" nothing transfers: the report stays, the conclusions are withheld."""
-    from analogist.judge import Conclusion
-
     concl = tuple(c if c.status != "transfer" else
                   Conclusion(c.source, c.projected, "withheld",
                              (*c.reasons, "no candidate clears the match threshold"))

@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from analogist.errors import AnalogistError
+from analogist.io import load_structured
 from analogist.memory.sqlite import Memory
 from analogist.params import bounded, check_bounds
 from analogist.stats import wilson_interval
@@ -265,8 +266,6 @@ def parse_action_log(data: Any, *, source: str | None = None) -> ActionLog:
 
 def load_action_log(path: str | Path) -> ActionLog:
     """Read an action log from a JSON or YAML file."""
-    from analogist.io import load_structured
-
     return parse_action_log(load_structured(Path(path)), source=str(path))
 
 

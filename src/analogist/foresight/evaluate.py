@@ -41,6 +41,7 @@ from analogist.foresight.confirm import posterior
 from analogist.foresight.event import Corpus, Event, TargetView, parse_date
 from analogist.foresight.filter import check_candidate, independence_groups
 from analogist.foresight.loop import ForesightParams, run_foresight
+from analogist.stats import mcnemar_from_outcomes, paired_bootstrap_ci
 
 __all__ = ["ARMS", "embed_corpus", "eval_targets", "evaluate", "loo_pool", "split_of",
            "surface_arm", "surface_evidence"]
@@ -99,6 +100,7 @@ def embed_corpus(corpus: Corpus, targets: Sequence[Event], embedder: Any = None
                  ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Sentence vectors of every event's surface text and of every target's pre-cutoff brief."""
     if embedder is None:
+        # the embedder package (httpx among it) and its weights, only when asked for
         from analogist.index.embed import default_embedder
 
         embedder = default_embedder()
@@ -185,8 +187,6 @@ def summarize(rows: list[dict[str, Any]], arms: Sequence[str], *, seed: int = 0,
               n_boot: int = 2000) -> dict[str, Any]:
     """Micro recall/precision per arm with bootstrap CIs, and paired comparisons vs ``surface``
     (and ``cana`` vs ``single`` / ``cana_r0``)."""
-    from analogist.stats import mcnemar_from_outcomes, paired_bootstrap_ci
-
     out: dict[str, Any] = {"n_targets": len(rows),
                            "n_hidden": int(sum(r["n_hidden"] for r in rows)), "arms": {}}
     if not rows:
@@ -260,6 +260,7 @@ def evaluate(corpus: Corpus, *, params: ForesightParams | None = None,
     mac_embedder = None
     if "surface" in arms or (params.w_embedding > 0 and mac_text):
         if embedder is None:
+            # the embedder package (httpx among it) and its weights, only when asked for
             from analogist.index.embed import default_embedder
 
             embedder = default_embedder()

@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from analogist.errors import AnalogistError
 from analogist.foresight.align import Alignment, AlignParams, Hypothesis, align, compile_event
 from analogist.foresight.calibration import Calibration, bundled_calibration, strength_bin
@@ -260,8 +262,6 @@ def run_foresight(target: Event | TargetView, pool: Iterable[Event], *,
     index, feats = _pool_features(pool_l)
     base_scores = index.scores(content_features(tev.to_signature()))
     if embedder is not None and params.w_embedding > 0 and pool_l:
-        import numpy as np
-
         cache = vectors if vectors is not None else {}
         missing = [e for e in pool_l if e.event_id not in cache]
         if missing:

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from analogist.errors import AnalogistError
+from analogist.io import load_structured
+from analogist.memory.sqlite import Memory
 
 from .compare import compare_files, render
 from .goldset import (
@@ -39,7 +41,6 @@ def _existing_store(store: Path | None) -> Path:
 def _paraphrases(path: Path | None) -> list[dict[str, Any]]:
     if path is None:
         return []
-    from analogist.io import load_structured
 
     data = load_structured(path)
     if isinstance(data, dict) and isinstance(data.get("paraphrases"), list):
@@ -52,8 +53,6 @@ def _paraphrases(path: Path | None) -> list[dict[str, Any]]:
 
 def eval_build(store: Path | None, namespace: str, out: Path,
                paraphrases: Path | None = None) -> GoldSet:
-    from analogist.memory.sqlite import Memory
-
     p = _existing_store(store)
     recs = _paraphrases(paraphrases)
     with Memory.open(p) as m:
@@ -68,8 +67,6 @@ def eval_build(store: Path | None, namespace: str, out: Path,
 
 
 def eval_check(gold_path: Path, store: Path | None, namespace: str | None = None) -> list[str]:
-    from analogist.memory.sqlite import Memory
-
     gold = load_goldset(gold_path)
     with Memory.open(_existing_store(store)) as m:
         return check_goldset(gold, m, namespace)

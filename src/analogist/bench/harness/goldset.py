@@ -53,6 +53,7 @@ import hashlib
 import json
 import random
 import re
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -375,8 +376,6 @@ class _PairRater:
     def _compiled(self, eid: str) -> tuple[Any, Any, float, frozenset[str]]:
         got = self._c.get(eid)
         if got is None:
-            import warnings
-
             sig = self._validate(self.corpus.data[eid], source=eid)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")   # proposed terms: compiled as written

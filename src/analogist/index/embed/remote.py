@@ -25,7 +25,7 @@ class SentenceTransformersEmbedder:
     def __init__(self, model: str = "sentence-transformers/all-MiniLM-L6-v2", *,
                  device: str | None = "cpu", batch_size: int = 32,
                  allow_download: bool = False) -> None:
-        try:
+        try:  # an optional heavy dependency (torch), never pulled by a plain install
             from sentence_transformers import SentenceTransformer
         except ImportError:
             raise EmbedderError(
