@@ -41,7 +41,7 @@ from analogist.foresight.confirm import posterior
 from analogist.foresight.event import Corpus, Event, TargetView, parse_date
 from analogist.foresight.filter import check_candidate, independence_groups
 from analogist.foresight.loop import ForesightParams, run_foresight
-from analogist.stats import mcnemar_from_outcomes, paired_bootstrap_ci
+from analogist.stats import mcnemar_from_outcomes, paired_bootstrap_ci, ratio_bootstrap_ci
 
 __all__ = ["ARMS", "embed_corpus", "eval_targets", "evaluate", "loo_pool", "split_of",
            "surface_arm", "surface_evidence"]
@@ -170,19 +170,6 @@ def _scores(asserted: set[Hyp], observed: set[Hyp], hidden: set[Hyp]) -> dict[st
             "n_hidden": len(hidden), "hits": sorted(map(list, tp))}
 
 
-def _boot(tp: np.ndarray, den: np.ndarray, rng: np.random.Generator, n_boot: int
-          ) -> tuple[float | None, float | None, float | None]:
-    if den.sum() == 0:
-        return None, None, None
-    est = float(tp.sum() / den.sum())
-    idx = rng.integers(0, len(tp), size=(n_boot, len(tp)))
-    num, d = tp[idx].sum(axis=1), den[idx].sum(axis=1)
-    ok = d > 0
-    vals = num[ok] / d[ok]
-    lo, hi = np.quantile(vals, [0.025, 0.975]) if len(vals) else (np.nan, np.nan)
-    return est, float(lo), float(hi)
-
-
 def summarize(rows: list[dict[str, Any]], arms: Sequence[str], *, seed: int = 0,
               n_boot: int = 2000) -> dict[str, Any]:
     """Micro recall/precision per arm with bootstrap CIs, and paired comparisons vs ``surface``
@@ -196,8 +183,8 @@ def summarize(rows: list[dict[str, Any]], arms: Sequence[str], *, seed: int = 0,
         tp = np.array([r["arms"][arm]["tp"] for r in rows], dtype=float)
         hid = np.array([r["arms"][arm]["n_hidden"] for r in rows], dtype=float)
         ass = np.array([r["arms"][arm]["n_asserted"] for r in rows], dtype=float)
-        rec = _boot(tp, hid, rng, n_boot)
-        prec = _boot(tp, ass, rng, n_boot)
+        rec = ratio_bootstrap_ci(tp, hid, rng, n_boot)
+        prec = ratio_bootstrap_ci(tp, ass, rng, n_boot)
         out["arms"][arm] = {
             "recall": rec[0], "recall_ci": [rec[1], rec[2]],
             "precision": prec[0], "precision_ci": [prec[1], prec[2]],
