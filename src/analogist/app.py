@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from analogist.safeguard import Safeguard, SafeguardReport, Turn
 
 __all__ = ["DEFAULT_WRITER", "LIMITS", "SCHEMAS", "WRITERS", "Analogist", "Limits",
-           "MapOutcome", "Settings", "default_store_path", "json_schema"]
+           "MapOutcome", "Settings", "default_store_path", "env_store", "json_schema"]
 
 """The writer every face uses when none is asked for: the offline deterministic encoder."""
 
@@ -113,13 +113,22 @@ def store_location(store: str | Path) -> Path | str:
     return store
 
 
-def default_store_path(env: Mapping[str, str] | None = None) -> Path | str:
-    """``$ANALOGIST_STORE`` (a file path or a ``postgresql://`` URL), else
-    ``$XDG_DATA_HOME/analogist/store.db``, else ``~/.local/share/analogist/store.db``."""
+def env_store(env: Mapping[str, str] | None = None) -> Path | str | None:
+    """``$ANALOGIST_STORE`` (a file path or a ``postgresql://`` URL), or None when it is unset."""
     env = os.environ if env is None else env
     if env.get("ANALOGIST_STORE"):
         return store_location(env["ANALOGIST_STORE"]) if is_postgres_url(
             env["ANALOGIST_STORE"]) else Path(env["ANALOGIST_STORE"])
+    return None
+
+
+def default_store_path(env: Mapping[str, str] | None = None) -> Path | str:
+    """``$ANALOGIST_STORE`` (a file path or a ``postgresql://`` URL), else
+    ``$XDG_DATA_HOME/analogist/store.db``, else ``~/.local/share/analogist/store.db``."""
+    env = os.environ if env is None else env
+    store = env_store(env)
+    if store is not None:
+        return store
     base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "analogist" / "store.db"
 

@@ -4,7 +4,6 @@ parse options, call these and print)."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +25,11 @@ from .runner import run_file
 
 
 def _existing_store(store: Path | None) -> Path:
-    """``store``, else ``$ANALOGIST_STORE`` (as every other command reads it); it must exist."""
+    """``store`` (the CLI passes ``$ANALOGIST_STORE`` when ``--store`` is not given, read by
+    :func:`analogist.app.env_store`); it must exist."""
     if store is None:
-        env = os.environ.get("ANALOGIST_STORE")
-        if not env:
-            raise AnalogistError("--store is required (the SQLite store to measure), or set "
-                                 "ANALOGIST_STORE", field="--store")
-        store = Path(env)
+        raise AnalogistError("--store is required (the SQLite store to measure), or set "
+                             "ANALOGIST_STORE", field="--store")
     if not Path(store).is_file():
         raise AnalogistError("store file not found", source=str(store))
     return Path(store)
