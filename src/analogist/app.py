@@ -35,11 +35,9 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from analogist.critic import Critic
 from analogist.errors import AnalogistError
 from analogist.judge import AnalogyReport, JudgeParams, judge_mapping
 from analogist.llm.base import DEFAULT_WRITER, NO_LLM_REASON, WRITERS
-from analogist.llm.config import load_llm_config
 from analogist.memory import is_postgres_url, open_memory
 from analogist.memory.sqlite import Memory, StoredEpisode, _namespace
 from analogist.params import bounded, check_bounds
@@ -327,6 +325,9 @@ class Analogist:
             if notes is not None:
                 notes.append(f"{what or role}: the LLM is off")
             return None
+        # the LLM configuration (tomllib, the config file) loads only when an LLM step is asked for
+        from analogist.llm.config import load_llm_config
+
         config = load_llm_config(role, env=self.settings.env)
         if config is None:
             if notes is not None:
@@ -534,6 +535,8 @@ class Analogist:
         if s.critic if critic is None else critic:
             cp = self.provider("critic", notes, "critic")
             if cp is not None:
+                from analogist.critic import Critic  # the LLM path (prompts, schemas), on use
+
                 critic_obj = Critic(cp)
         par_fn = None
         if s.parametric if parametric is None else parametric:

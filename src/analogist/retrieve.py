@@ -33,7 +33,6 @@ from typing import Any
 
 import numpy as np
 
-from analogist.critic import CriticVerdict, review_or_fail
 from analogist.description import Description
 from analogist.errors import AnalogistError
 from analogist.index.ann import AnnParams, HnswChannel, ann_available
@@ -583,6 +582,8 @@ class Retriever:
         return out
 
     def _criticise(self, critic: Any, h: Hit, target: Signature, skipped: list[str]) -> Hit:
+        from analogist.critic import CriticVerdict, review_or_fail  # the LLM path, on use
+
 
         if not (h.report.transfer or h.report.transfer_mechanism):
             return h
