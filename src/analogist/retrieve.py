@@ -455,7 +455,8 @@ class Retriever:
         channels: dict[str, np.ndarray] = {"content": idx.content.scores(feats.content)}
         fp = (idx.fp_codes == idx.fingerprint_code(feats.fingerprint)).astype(np.float64)
         channels["fingerprint"] = fp
-        fused = p.w_content * channels["content"] + p.w_fingerprint * fp
+        fused = np.multiply(channels["content"], p.w_content)
+        fused += p.w_fingerprint * fp  # in place: the same sum as a*x + b*y, one array less
         if self.embedder is None:
             skipped.append("embedding channel: no embedder configured or no stored level "
                            "embeddings")
@@ -484,7 +485,7 @@ class Retriever:
                     np.add.at(cnt, rows, 1.0)
                 emb = np.divide(emb, cnt, out=np.zeros_like(emb), where=cnt > 0)
                 channels["embedding"] = emb
-                fused = fused + p.w_embedding * emb
+                fused += p.w_embedding * emb
         return ids, fused, channels, skipped
 
     # -- the whole query ---------------------------------------------------------------------
@@ -510,7 +511,14 @@ class Retriever:
         target_desc = compile_signature(target, self.vocab)
         target_total = self_score(target_desc, p.judge.sme)
 
-        short = [(int(ids[j]), int(j)) for j in _top(fused, p.shortlist, positive=True)]
+        # one partial sort over all rows serves the shortlist and the decoy probe's pool
+        pooled = p.decoy_probe and len(ids) > p.exhaustive_probe_limit
+        ranked = _top(fused, max(p.shortlist, p.probe_pool) if pooled else p.shortlist,
+                      positive=not pooled)
+        top_rows = ranked[:p.shortlist]
+        if pooled:
+            top_rows = top_rows[fused[top_rows] > 0]
+        short = [(int(ids[j]), int(j)) for j in top_rows]
         hits: list[Hit] = []
         hits += self._schema_hits(target, target_desc, target_total)
         self._prefetch([sid for sid, _j in short])
@@ -531,7 +539,8 @@ class Retriever:
         decoy = None
         if p.decoy_probe and len(ids):
             decoy = self._probe(target, target_desc, target_total, ids, fused,
-                                {h.id for h in results if h.score >= p.min_score} | itself)
+                                {h.id for h in results if h.score >= p.min_score} | itself,
+                                pool=ranked[:p.probe_pool] if pooled else None)
         t3 = time.perf_counter()
         log_id = None
         if self.log:
@@ -654,8 +663,11 @@ class Retriever:
         return out
 
     def _probe(self, target: Signature, target_desc: Description, target_total: float,
-               ids: np.ndarray, fused: np.ndarray, accepted: set[int]) -> DecoyProbe | None:
-        """Map the most surface-similar episode not accepted; would the judge take it?"""
+               ids: np.ndarray, fused: np.ndarray, accepted: set[int], *,
+               pool: np.ndarray | None = None) -> DecoyProbe | None:
+        """Map the most surface-similar episode not accepted; would the judge take it?
+        ``pool``: the positions of the best ``probe_pool`` rows by ``fused``, when the caller
+        has them already (the shortlist's partial sort)."""
         p = self.params
         tt = surface_tokens(target)
         if not tt:
@@ -664,13 +676,14 @@ class Retriever:
             if self._surfaces is None:  # small namespace: every surface, kept per generation
                 self._surfaces = self.memory.surface_words(None, self.namespace)
             words = self._surfaces
-            pool = [int(x) for x in ids]
+            pool_ids = [int(x) for x in ids]
         else:
-            pool = [int(ids[j]) for j in _top(fused, p.probe_pool, positive=False)]
-            words = self.memory.surface_words([s for s in pool if s not in accepted],
+            rows = _top(fused, p.probe_pool, positive=False) if pool is None else pool
+            pool_ids = [int(ids[j]) for j in rows]
+            words = self.memory.surface_words([s for s in pool_ids if s not in accepted],
                                               self.namespace)
         best: tuple[float, int] | None = None
-        for sid in pool:
+        for sid in pool_ids:
             st = words.get(sid)
             if not st or sid in accepted:
                 continue
