@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import random as _random
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +28,7 @@ def _encode_files(files: list[Path], writer: str, domain: str | None,
 
     ``proposed`` collects the writers' proposed terms: name → {definition, arity, uses}.
     Prints one line to stderr with the texts encoded per second (wall and CPU time)."""
-    import time
-
+    # rich loads only when there is a display to draw
     from rich.progress import Progress
 
     from analogist.io import read_text
@@ -60,8 +61,7 @@ def _abstraction_checks(text: str, sig: Any, domain: str | None) -> dict[str, An
     texts (seeded). De-surfacing: given only L2, the judge guesses a domain among the casebook's
     domains (and ``domain``, if given). Both with the offline embedding judge, and with the LLM
     judge when one is configured (else reported skipped)."""
-    import random as _random
-
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.casebook import load_casebook
     from analogist.encode.checks import EmbeddingJudge, LLMJudge
     from analogist.index.embed import default_embedder

@@ -58,6 +58,7 @@ def add_command(
                                       help="With --from-text: the episodes' surface domain."),
 ) -> None:
     """Store episodes (bulk, one transaction per batch, with a progress bar)."""
+    # rich loads only when there is a display to draw
     from rich.progress import Progress
 
     from analogist.bulk import iter_records
@@ -135,6 +136,7 @@ def show_command(
     as_json: bool = typer.Option(False, "--json", help="JSON instead of YAML."),
 ) -> None:
     """Print one stored episode."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.signature import dump_signature
 
     try:
