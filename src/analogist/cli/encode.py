@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random as _random
 import time
 from pathlib import Path
 from typing import Any
@@ -61,7 +60,9 @@ def _abstraction_checks(text: str, sig: Any, domain: str | None) -> dict[str, An
     texts (seeded). De-surfacing: given only L2, the judge guesses a domain among the casebook's
     domains (and ``domain``, if given). Both with the offline embedding judge, and with the LLM
     judge when one is configured (else reported skipped)."""
-    # the library loads inside the command, so that `analogist --help` starts at once
+    # random and the library load inside the command, so that `analogist --help` starts at once
+    import random as _random
+
     from analogist.casebook import load_casebook
     from analogist.encode.checks import EmbeddingJudge, LLMJudge
     from analogist.index.embed import default_embedder
