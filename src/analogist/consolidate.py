@@ -108,8 +108,8 @@ class ConsolidateParams:
             causal edge carries no mechanism).
         max_episodes: refuse namespaces larger than this (pairwise comparison is quadratic).
         map_threshold: normalised score (mapping score over the target's self-match score, as in
-            retrieval) at or above which a schema *maps onto* a target (with the judge not
-            answering "no transfer"); fixed in advance, see :func:`schema_fit`.
+            retrieval) at or above which a schema *maps onto* a target (with the judge letting its
+            conclusion or mechanism transfer); fixed in advance, see :func:`schema_fit`.
         merge_synonyms: run the vocabulary merge.
         rewrite_merged: rewrite stored episodes that use a merged proposed alias.
         reabstract: re-abstract episodes lacking levels.
@@ -545,7 +545,8 @@ def schema_fit(schema: Signature, target: Signature, *, vocab: Vocabulary | None
                params: ConsolidateParams | None = None) -> SchemaFit:
     """Whether ``schema`` maps onto ``target``. The rule, fixed before any test was run: the
     normalised score (SME score over the target's self-match score, as retrieval ranks) reaches
-    ``map_threshold`` (0.5) **and** the judge does not answer "no transfer"."""
+    ``map_threshold`` (0.5) **and** the judge lets the conclusion or the mechanism transfer
+    (its verdict is not "no transfer" or "conclusion already holds")."""
     params = params or ConsolidateParams()
     schema, target = _sig(schema, "schema"), _sig(target, "target")
     vocab = vocab if vocab is not None else default_signature_vocabulary()
@@ -556,7 +557,7 @@ def schema_fit(schema: Signature, target: Signature, *, vocab: Vocabulary | None
     norm = min(1.0, best.score / total) if best is not None and total > 0 else 0.0
     rep = judge_mapping(schema, target, ds, dt, res, params=JudgeParams(sme=params.sme))
     return SchemaFit(norm, rep.verdict, norm >= params.map_threshold and
-                     rep.verdict != "no transfer", dict(rep.role_map))
+                     (rep.transfer or rep.transfer_mechanism), dict(rep.role_map))
 
 
 # -- vocabulary ----------------------------------------------------------------------------------

@@ -200,7 +200,7 @@ def log_command(
         typer.echo(json.dumps(rows, indent=2, default=str))
         return
     t = Table(title=f"analogy log, namespace {namespace!r}", title_justify="left")
-    for col in ("id", "created_at", "target", "verdict", "score", "transferred"):
+    for col in ("id", "created_at", "target", "verdict", "similarity", "transferred"):
         t.add_column(col)
     for r in rows:
         target = r.get("target") or {}
