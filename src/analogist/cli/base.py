@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import contextlib
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 import typer.core
+# typer carries its own copy of click; its usage errors are these classes, not the click
+# package's
+from typer._click import exceptions as click_errors
 
 from analogist import __version__
 from analogist.errors import AnalogistError
@@ -56,11 +60,41 @@ def _plain_help(command: Any) -> None:
 
 
 class _Group(typer.core.TyperGroup):
-    """The command tree, its help rendered by :func:`_plain_help`."""
+    """The command tree, its help rendered by :func:`_plain_help`, and click's own usage
+    errors (an unknown option or command, a missing argument, a bad choice or value) printed
+    as one line on stderr with exit status 2 instead of click's boxed usage block."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         _plain_help(self)
+
+    def main(self, args: Any = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click_errors.NoArgsIsHelpError as e:   # the help was printed: just exit
+            sys.exit(e.exit_code)
+        except click_errors.ClickException as e:
+            typer.echo(f"error: {_usage_line(e)}", err=True)
+            sys.exit(e.exit_code)
+        except typer.Abort:
+            typer.echo("error: aborted", err=True)
+            sys.exit(1)
+        # standalone click exits 0 after a command returns; an Exit raised inside a command
+        # (typer.Exit) comes back as its exit code
+        sys.exit(rv if isinstance(rv, int) and not isinstance(rv, bool) else 0)
+
+
+def _usage_line(e: click_errors.ClickException) -> str:
+    """A click error as one line: the command, the message, where help is."""
+    msg = " ".join(e.format_message().split()).rstrip(".")
+    ctx = getattr(e, "ctx", None)
+    if ctx is None:
+        return msg
+    return f"{ctx.command_path}: {msg} (see '{ctx.command_path} --help')"
 
 
 app = typer.Typer(
