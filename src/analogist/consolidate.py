@@ -53,7 +53,7 @@ from __future__ import annotations
 import hashlib
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, cast
@@ -486,13 +486,15 @@ def _induce_pair(a: Signature, b: Signature, *, vocab: Vocabulary | None = None,
 
 def induce_schemas(episodes: Sequence[Signature], *, vocab: Vocabulary | None = None,
                    params: ConsolidateParams | None = None,
-                   cache: dict[tuple[str, str], Any] | None = None
+                   cache: dict[tuple[str, str], Any] | None = None,
+                   progress: Callable[[int, int], None] | None = None
                    ) -> tuple[list[InducedSchema], int, int]:
     """Compare every pair of ``episodes`` (in the given order) and induce their schemas.
 
     Returns ``(schemas, pairs compared, pairs mapping well)``; schemas with the same structure
     are merged (members and pairs united). ``cache`` (optional, keyed by the two episode ids)
-    memoises pair results across calls on overlapping episode sets (the benchmark's folds)."""
+    memoises pair results across calls on overlapping episode sets (the benchmark's folds).
+    ``progress`` (optional) is called with (pairs compared, pairs in all) after each pair."""
     params = params or ConsolidateParams()
     vocab = vocab if vocab is not None else default_signature_vocabulary()
     if len(episodes) > params.max_episodes:
@@ -508,9 +510,12 @@ def induce_schemas(episodes: Sequence[Signature], *, vocab: Vocabulary | None = 
     compared = well = 0
     found: list[InducedSchema] = []
     contra: set[frozenset[str]] = set()
+    n_pairs = len(episodes) * (len(episodes) - 1) // 2
     for a, b in combinations(episodes, 2):
         key = (a.episode_id, b.episode_id)
         compared += 1
+        if progress is not None:
+            progress(compared, n_pairs)
         if cache is not None and key in cache:
             got, bad = cache[key]
         else:
@@ -743,12 +748,14 @@ def reabstract(sig: Signature, encoder: Any | None) -> tuple[Signature | None, l
 def consolidate(memory: Memory, namespace: str = "default", *,
                 vocab: Vocabulary | None = None, params: ConsolidateParams | None = None,
                 encoder: Any = "deterministic", dry_run: bool = False,
-                cache: dict[tuple[str, str], Any] | None = None) -> ConsolidationReport:
+                cache: dict[tuple[str, str], Any] | None = None,
+                progress: Callable[[int, int], None] | None = None) -> ConsolidationReport:
     """One consolidation pass over ``namespace`` (see the module docstring).
 
     ``encoder``: ``"deterministic"`` (default; a :class:`~analogist.encode.deterministic.
     DeterministicEncoder` is made only when an episode lacks levels), any object with
     ``encode(text, episode_id=, domain=)``, or None. ``dry_run`` computes without writing.
+    ``progress`` is passed to :func:`induce_schemas` (pairs compared, pairs in all).
     """
     params = params or ConsolidateParams()
     if not isinstance(params, ConsolidateParams):
@@ -800,7 +807,8 @@ def consolidate(memory: Memory, namespace: str = "default", *,
                 reabstracted.append(s.episode_id)
         sigs = [rewritten.get(s.episode_id, s) for s in sigs]
     # 3. schemas
-    schemas, compared, well = induce_schemas(sigs, vocab=vocab, params=params, cache=cache)
+    schemas, compared, well = induce_schemas(sigs, vocab=vocab, params=params, cache=cache,
+                                             progress=progress)
     health = vocabulary_health(terms, {**{k: 0 for k in uses}, **_recount(sigs)})
     written = None
     if not dry_run:

@@ -12,9 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 import typer.core
-# typer carries its own copy of click; its usage errors are these classes, not the click
-# package's
-from typer._click import exceptions as click_errors
+from typer._click import exceptions as click_errors  # typer's own copy of click's errors
 
 from analogist import __version__
 from analogist.errors import AnalogistError
@@ -259,14 +257,38 @@ def _episode_id_for(path: Path) -> str:
     return stem if stem[0].isalpha() else f"ep_{stem}"
 
 
+def progress_bar(*, enabled: bool = True, transient: bool = True) -> Any:
+    """A rich progress bar for a long command: on stderr (stdout stays the command's output,
+    JSON included: the bar never redirects it), with the count, the elapsed and the remaining
+    time; silent when stderr is not a terminal or ``enabled`` is False (``--no-progress``)."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    console = Console(stderr=True)
+    return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                    MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+                    console=console, transient=transient, redirect_stdout=False,
+                    redirect_stderr=False, disable=not enabled or not console.is_terminal)
+
+
 @contextlib.contextmanager
-def working(what: str) -> Iterator[None]:
+def working(what: str, *, enabled: bool = True) -> Iterator[None]:
     """A progress indicator on stderr (a spinner and the time elapsed) while a long step whose
-    length is not known ahead runs; gone when it ends."""
+    length is not known ahead runs; gone when it ends (silent as :func:`progress_bar` is)."""
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+    console = Console(stderr=True)
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
+                  console=console, transient=True, redirect_stdout=False, redirect_stderr=False,
+                  disable=not enabled or not console.is_terminal) as bar:
         bar.add_task(what, total=None)
         yield

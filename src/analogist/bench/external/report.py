@@ -89,9 +89,14 @@ class _progress:
     def __enter__(self) -> Any:
         if not self.show:
             return lambda n: None
+        from rich.console import Console
         from rich.progress import Progress
 
-        self.bar = Progress(transient=True)
+        # on stderr, never redirecting stdout (the report, JSON included, stays clean); silent
+        # when stderr is not a terminal
+        console = Console(stderr=True)
+        self.bar = Progress(transient=True, console=console, redirect_stdout=False,
+                            redirect_stderr=False, disable=not console.is_terminal)
         self.bar.start()
         self.task = self.bar.add_task("scoring items", total=self.total)
         return lambda n: self.bar.advance(self.task, n)  # type: ignore[union-attr]

@@ -609,6 +609,13 @@ class _NullBar:
 def _progress(enabled: bool) -> Any:
     if not enabled:
         return _NullBar()
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    # on stderr, never redirecting stdout (the report, JSON included, stays clean); silent
+    # when stderr is not a terminal
+    console = Console(stderr=True)
     return Progress("[progress.description]{task.description}", BarColumn(),
-                    MofNCompleteColumn(), TimeRemainingColumn())
+                    MofNCompleteColumn(), TimeRemainingColumn(), console=console,
+                    redirect_stdout=False, redirect_stderr=False,
+                    disable=not console.is_terminal)
