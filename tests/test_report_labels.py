@@ -121,3 +121,30 @@ def test_cli_map_of_two_signatures_prints_the_judged_report(tmp_path: Path) -> N
     data = json.loads(got.stdout)
     assert data["report"]["verdict"] == "conclusion already holds; mechanism transfers"
     assert data["report"]["similarity"] == 1.0 and data["mappings"]
+
+
+def test_capped_similarities_do_not_tie(tmp_path: Path) -> None:
+    """Two candidates both covering all of the target (similarity 1.0 each, capped): the one
+    more of whose own structure maps ranks first — here against stage 1, which prefers the
+    candidate that is the target twice over (the same predicate counts, scaled)."""
+    data = SEED.to_data()
+    plus_one = dict(data, episode_id="plus_one",
+                    relations=[*data["relations"], ["caches", "DER", "SRC"]])
+
+    def ren(x: str) -> str:
+        return x.replace("SRC", "SRC2").replace("DER", "DER2").replace("CON", "CON2")
+    doubled = dict(
+        data, episode_id="doubled",
+        roles={**data["roles"], **{ren(k): f"{v} (second)" for k, v in data["roles"].items()}},
+        relations=[*data["relations"], *[[r[0], *map(ren, r[1:])] for r in data["relations"]]],
+        causal_chain=[*data["causal_chain"], *[dict(e, cause=ren(e["cause"]),
+                                                    effect=ren(e["effect"]))
+                                               for e in data["causal_chain"]]])
+    with Memory.open(tmp_path / "m.db") as m:
+        m.add_many([validate_signature(plus_one), validate_signature(doubled)])
+        res = Retriever(m, log=False).find(_copy("query"))
+    got = {h.episode_id: h for h in res.results}
+    assert got["plus_one"].score == got["doubled"].score == 1.0
+    assert got["doubled"].stage1 > got["plus_one"].stage1
+    assert got["plus_one"].report.normalized_score > got["doubled"].report.normalized_score
+    assert [h.episode_id for h in res.results][:2] == ["plus_one", "doubled"]

@@ -528,7 +528,10 @@ class Retriever:
             except AnalogistError as e:
                 # one unreadable episode must not take every query down with it
                 skipped.append(f"episode {sid}: {e}")
-        hits.sort(key=lambda h: (-h.score, -h.stage1, h.id))
+        # similarity is capped at 1.0 (a candidate with more structure than the target can
+        # cover all of it): among equal similarities the one more of whose own structure
+        # maps ranks first (the source-side share, report.normalized_score), then stage 1
+        hits.sort(key=lambda h: (-h.score, -h.report.normalized_score, -h.stage1, h.id))
         hits = _superseded_below_replacements(hits)
         itself = self._query_itself(target, hits)   # never answer a query with itself
         hits = [h for h in hits if h.schema or h.id not in itself]
