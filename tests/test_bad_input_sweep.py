@@ -35,6 +35,13 @@ FILE_COMMANDS: dict[str, list[str]] = {
     "foresight show": ["foresight", "show", "{f}"],
     "foresight add": ["foresight", "add", "{f}", "--store", "{s}"],
     "encode": ["encode", "{f}"],
+    "eval build --paraphrases": ["eval", "build", "--store", "{s}", "--out", "{o}",
+                                 "--paraphrases", "{f}"],
+    "foresight brief --calibration": ["foresight", "brief", "arab-spring", "--calibration",
+                                      "{f}", "--rounds", "0"],
+    **{f"bench external {name}": ["bench", "external", name, "{f}"]
+       for name in ("arn", "storyanalogy", "parallelparc", "analobench", "rattermann",
+                    "historical")},
 }
 TEXT_OK = {"encode"}
 """Commands whose input may be any text: a readable text file is an episode to them."""
