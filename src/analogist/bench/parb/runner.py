@@ -48,6 +48,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
 from analogist.bench.parb import metrics as M
 from analogist.bench.parb import stats as S
@@ -609,9 +611,6 @@ class _NullBar:
 def _progress(enabled: bool) -> Any:
     if not enabled:
         return _NullBar()
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
     # on stderr, never redirecting stdout (the report, JSON included, stays clean); silent
     # when stderr is not a terminal
     console = Console(stderr=True)
