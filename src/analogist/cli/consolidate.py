@@ -15,7 +15,7 @@ from analogist.cli.base import (
     _with_store,
     app,
     make_app,
-    working,
+    progress_bar,
 )
 from analogist.errors import AnalogistError
 
@@ -33,8 +33,11 @@ def consolidate_command(
     # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.consolidate import consolidate
 
-    with working(f"consolidating namespace {namespace!r}"):
-        rep = _with_store(store, lambda m: consolidate(m, namespace, dry_run=dry_run))
+    with progress_bar() as bar:
+        task = bar.add_task(f"consolidating {namespace!r}: pairs compared", total=None)
+        rep = _with_store(store, lambda m: consolidate(
+            m, namespace, dry_run=dry_run,
+            progress=lambda i, n: bar.update(task, completed=i, total=n)))
     if as_json:
         typer.echo(json.dumps(rep.to_json(), ensure_ascii=False, indent=2))
     else:
