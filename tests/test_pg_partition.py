@@ -80,7 +80,9 @@ def test_partitioned_find_and_map_answer_as_one_server(servers, pg_url, no_llm):
     for m in (one, part):
         for ns in ("alpha", "beta", "gamma", "delta"):
             m.add_many(eps, namespace=ns, batch_size=20)
+    before_move = _answers(part, "gamma", targets)  # (builds and stores gamma's index)
     place(part, "gamma", [s2])
+    assert _answers(part, "gamma", targets) == before_move
     assert [p["namespace"] for p in placements(part)] == ["alpha", "beta", "gamma"]
     # the rows are where they were placed, each episode with its child rows
     assert _remote_rows(s1)["alpha"] == len(eps)
@@ -146,6 +148,14 @@ def test_place_refuses_bad_requests_without_changes(servers, tmp_path):
     assert [p["namespace"] for p in placements(mem)] == ["alpha"]
     assert mem.count("alpha") == 5
     mem.close()
+    # the CLI: one line, exit 2
+    for args in (["store", "place", "beta", "--server", s1, "--store", str(tmp_path / "c.db")],
+                 ["store", "place", "beta", "--server", "postgresql://postgres@127.0.0.1:1/x",
+                  "--store", coord],
+                 ["store", "place", "alpha", "--server", s1, "--store", coord]):
+        r = _cli(*args)
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert "Traceback" not in r.stderr and r.stdout == ""
     with open_memory(str(tmp_path / "s.db")) as lite, \
             pytest.raises(AnalogistError, match="needs a PostgreSQL store"):
         place(lite, "alpha", [s1])
