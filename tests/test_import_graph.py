@@ -155,3 +155,24 @@ def test_the_graph_sees_imports():
     edges = _graph()
     assert "analogist.memory.sqlite" in edges["analogist.app"]
     assert "analogist.app" in edges["analogist.server"]
+
+
+# -- the environment -----------------------------------------------------------------------------
+
+# Modules that read the process environment: the application layer's Settings, and the LLM and
+# embedder configuration it hands its environment to. The harness's refs builds a child
+# process's environment from it (to strip the caller's settings), which is no setting.
+ENV_READERS = {"analogist.app", "analogist.llm.config", "analogist.bench.harness.refs"}
+
+
+def test_the_environment_is_read_in_one_place():
+    readers = set()
+    for m, f in _modules().items():
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv")
+                    and isinstance(node.value, ast.Name) and node.value.id == "os") or (
+                    isinstance(node, ast.ImportFrom) and node.module == "os"
+                    and any(a.name in ("environ", "getenv") for a in node.names)):
+                readers.add(m)
+    assert readers <= ENV_READERS, f"the environment is read in {sorted(readers - ENV_READERS)}"
+    assert "analogist.app" in readers  # the check sees a read

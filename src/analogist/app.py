@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from analogist.errors import AnalogistError
 from analogist.judge import AnalogyReport, JudgeParams, judge_mapping
-from analogist.llm.base import DEFAULT_WRITER, WRITERS
+from analogist.llm.base import DEFAULT_WRITER, NO_LLM_REASON, WRITERS
 from analogist.memory import is_postgres_url, open_memory
 from analogist.memory.sqlite import Memory, StoredEpisode, _namespace
 from analogist.params import bounded, check_bounds
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from analogist.safeguard import Safeguard, SafeguardReport, Turn
 
 __all__ = ["DEFAULT_WRITER", "LIMITS", "SCHEMAS", "WRITERS", "Analogist", "Limits",
-           "MapOutcome", "Settings", "default_store_path", "json_schema"]
+           "MapOutcome", "Settings", "default_store_path", "env_store", "json_schema"]
 
 """The writer every face uses when none is asked for: the offline deterministic encoder."""
 
@@ -111,13 +111,22 @@ def store_location(store: str | Path) -> Path | str:
     return store
 
 
-def default_store_path(env: Mapping[str, str] | None = None) -> Path | str:
-    """``$ANALOGIST_STORE`` (a file path or a ``postgresql://`` URL), else
-    ``$XDG_DATA_HOME/analogist/store.db``, else ``~/.local/share/analogist/store.db``."""
+def env_store(env: Mapping[str, str] | None = None) -> Path | str | None:
+    """``$ANALOGIST_STORE`` (a file path or a ``postgresql://`` URL), or None when it is unset."""
     env = os.environ if env is None else env
     if env.get("ANALOGIST_STORE"):
         return store_location(env["ANALOGIST_STORE"]) if is_postgres_url(
             env["ANALOGIST_STORE"]) else Path(env["ANALOGIST_STORE"])
+    return None
+
+
+def default_store_path(env: Mapping[str, str] | None = None) -> Path | str:
+    """``$ANALOGIST_STORE`` (a file path or a ``postgresql://`` URL), else
+    ``$XDG_DATA_HOME/analogist/store.db``, else ``~/.local/share/analogist/store.db``."""
+    env = os.environ if env is None else env
+    store = env_store(env)
+    if store is not None:
+        return store
     base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "analogist" / "store.db"
 
@@ -302,6 +311,7 @@ class Analogist:
             return None
         with self._lock:
             if self._embedder is None:
+                # the embedder's model code and tokenizers load only when embeddings are wanted
                 from analogist.index.embed import default_embedder
 
                 self._embedder = default_embedder()
@@ -315,8 +325,7 @@ class Analogist:
             if notes is not None:
                 notes.append(f"{what or role}: the LLM is off")
             return None
-        # the llm package (its HTTP client among it) loads only when an LLM step is asked for
-        from analogist.llm.base import NO_LLM_REASON
+        # the LLM configuration (tomllib, the config file) loads only when an LLM step is asked for
         from analogist.llm.config import load_llm_config
 
         config = load_llm_config(role, env=self.settings.env)
@@ -324,6 +333,7 @@ class Analogist:
             if notes is not None:
                 notes.append(f"{what or role}: {NO_LLM_REASON}")
             return None
+        # the HTTP client (httpx) and the local back-end load only when an LLM is configured
         from analogist.llm.client import make_provider
 
         return make_provider(config)
@@ -345,8 +355,6 @@ class Analogist:
                 raise AnalogistError("writer llm: the LLM is off", field="writer")
             prov = self.provider("writer")
             if prov is None:
-                from analogist.llm.base import NO_LLM_REASON
-
                 raise AnalogistError("writer llm: " + NO_LLM_REASON, field="writer")
             from analogist.encode.llm_writer import LLMWriter  # the LLM path, loaded on use
 
@@ -527,7 +535,7 @@ class Analogist:
         if s.critic if critic is None else critic:
             cp = self.provider("critic", notes, "critic")
             if cp is not None:
-                from analogist.critic import Critic  # the LLM path, loaded on use
+                from analogist.critic import Critic  # the LLM path (prompts, schemas), on use
 
                 critic_obj = Critic(cp)
         par_fn = None
@@ -699,7 +707,7 @@ class Analogist:
         data: ``{arguments, historical_wisdom}``) or of plain text (seed 003)."""
         sg = self.safeguard()
         if isinstance(turn, Mapping):
-            from analogist.safeguard import parse_turn
+            from analogist.safeguard import parse_turn  # spaCy and the lexicons, on use
 
             turn = parse_turn(dict(turn), source="turn")
         if sg is self._safeguard:

@@ -21,6 +21,7 @@ descriptions, L0 narratives and surface entities are domain-specific.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -137,8 +138,6 @@ def _index() -> dict[str, Any]:
 
 def casebook_index() -> dict[str, Any]:
     """The parsed ``index.yaml`` (``casebook``, ``mechanisms``, ``entries``); a fresh copy."""
-    import copy
-
     return copy.deepcopy(_index())
 
 

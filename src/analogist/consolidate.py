@@ -62,6 +62,7 @@ from analogist.description import Description, Expr
 from analogist.errors import AnalogistError
 from analogist.judge import JudgeParams, judge_mapping, self_score
 from analogist.memory.sqlite import Memory
+from analogist.params import bounded, check_bounds
 from analogist.signature import (
     EPISODE_ENTITY,
     Atom,
@@ -116,26 +117,18 @@ class ConsolidateParams:
         sme: the engine's parameters.
     """
 
-    min_pair_score: float = 0.5
-    min_schema_relations: int = 2
-    min_schema_edges: int = 1
-    max_episodes: int = 2000
-    map_threshold: float = 0.5
+    min_pair_score: float = bounded(0.5, lo=0.0, hi=1.0)
+    min_schema_relations: int = bounded(2, lo=0, integer=True)
+    min_schema_edges: int = bounded(1, lo=0, integer=True)
+    max_episodes: int = bounded(2000, lo=0, integer=True)
+    map_threshold: float = bounded(0.5, lo=0.0, hi=1.0)
     merge_synonyms: bool = True
     rewrite_merged: bool = True
     reabstract: bool = True
     sme: SMEParams = field(default_factory=SMEParams)
 
     def __post_init__(self) -> None:
-        for name in ("min_pair_score", "map_threshold"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:
-                raise AnalogistError(f"{name} must be a number in [0, 1], got {v!r}", field=name)
-        for name in ("min_schema_relations", "min_schema_edges", "max_episodes"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise AnalogistError(f"{name} must be a non-negative integer, got {v!r}",
-                                     field=name)
+        check_bounds(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -785,7 +778,7 @@ def consolidate(memory: Memory, namespace: str = "default", *,
         lacking = [s for s in sigs if not (s.levels.L1 and s.levels.L2 and s.levels.L3)]
         enc = encoder
         if lacking and encoder == "deterministic":
-            from analogist.encode.deterministic import DeterministicEncoder
+            from analogist.encode.deterministic import DeterministicEncoder  # spaCy, on use
 
             enc = DeterministicEncoder()
         elif isinstance(encoder, str) and encoder != "deterministic":

@@ -14,6 +14,7 @@ from importlib.abc import Traversable
 
 from analogist.description import Description
 from analogist.errors import AnalogistError
+from analogist.sme.formats import read_dgr_text, read_vcb_text
 from analogist.vocabulary import Vocabulary
 
 _DATA = ("data", "sme4")
@@ -49,16 +50,12 @@ def example_names() -> list[str]:
 
 def default_sme_vocabulary() -> Vocabulary:
     """The bundled ``sys2lang.vcb`` vocabulary the classic examples are written in."""
-    from analogist.sme.formats import read_vcb_text
-
     f = data_file(SME_VOCABULARY_FILE)
     return read_vcb_text(f.read_text(encoding="utf-8"), source=SME_VOCABULARY_FILE)
 
 
 def load_example_file(name: str, vocabulary: Vocabulary | None = None) -> Description:
     """Read one bundled ``.dgr`` file (e.g. ``"swater.dgr"``) against ``vocabulary``."""
-    from analogist.sme.formats import read_dgr_text
-
     f = data_file(name)
     if not f.is_file():
         raise AnalogistError(f"no bundled description file {name!r}")

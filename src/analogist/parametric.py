@@ -30,6 +30,7 @@ from analogist.critic import signature_view
 from analogist.encode.base import source_hash
 from analogist.encode.llm_writer import ALLOWED_KINDS, usage_of, vocabulary_lines
 from analogist.errors import AnalogistError, SignatureError
+from analogist.judge import judge
 from analogist.llm.base import NO_LLM_REASON, LLMProvider, Message
 from analogist.llm.prompts import load_prompt, wrap_data
 from analogist.llm.schemas import parametric_schema
@@ -225,8 +226,6 @@ def judge_analogues(result: ParametricResult, target: Signature, *,
     """Judge every analogue of ``result`` as a source for ``target`` (seed 000 §7 change 5:
     labelled ``parametric`` and scored apart from memory hits). Returns one record per judged
     analogue and a note for each that could not be judged."""
-    from analogist.judge import judge
-
     out: list[dict[str, Any]] = []
     notes: list[str] = []
     for a in result.analogues:

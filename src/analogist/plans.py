@@ -37,8 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from analogist.errors import AnalogistError
+from analogist.io import load_structured
 from analogist.judge import self_score
 from analogist.memory.sqlite import Memory
+from analogist.params import bounded, check_bounds
 from analogist.signature import (
     Atom,
     Signature,
@@ -86,22 +88,15 @@ class PlanParams:
         sme: the engine's parameters.
     """
 
-    min_coverage: float = 2 / 3
-    min_goal_score: float = 0.3
-    promote_after: int = 2
-    retire_min_uses: int = 3
-    retire_min_scratch: int = 3
+    min_coverage: float = bounded(2 / 3, lo=0.0, hi=1.0)
+    min_goal_score: float = bounded(0.3, lo=0.0, hi=1.0)
+    promote_after: int = bounded(2, lo=1, integer=True)
+    retire_min_uses: int = bounded(3, lo=1, integer=True)
+    retire_min_scratch: int = bounded(3, lo=1, integer=True)
     sme: SMEParams = field(default_factory=SMEParams)
 
     def __post_init__(self) -> None:
-        for name in ("min_coverage", "min_goal_score"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
-                raise PlanError(f"{name} must be a number in [0, 1], got {v!r}", field=name)
-        for name in ("promote_after", "retire_min_uses", "retire_min_scratch"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise PlanError(f"{name} must be a positive integer, got {v!r}", field=name)
+        check_bounds(self, PlanError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,8 +200,6 @@ def validate_plan(data: Any, *, source: str | None = None) -> Plan:
 
 def load_plan(path: str | Path) -> Plan:
     """Read a plan from a JSON or YAML file."""
-    from analogist.io import load_structured
-
     return validate_plan(load_structured(Path(path)), source=str(path))
 
 

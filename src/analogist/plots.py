@@ -19,7 +19,7 @@ def load_pyplot() -> tuple[Any | None, str | None]:
         import matplotlib
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # after choosing the backend
     except Exception as e:  # noqa: BLE001 - any import failure means no chart
         return None, f"matplotlib is not installed ({type(e).__name__}); {PLOTS_EXTRA}"
     return plt, None

@@ -39,9 +39,17 @@ from analogist.index.ann import AnnParams, HnswChannel, ann_available
 from analogist.index.content import ContentIndex, ContentIndexError
 from analogist.index.features import extract_features, surface_tokens, surface_tokens_of_data
 from analogist.index.mac import MacIndex, index_root
-from analogist.judge import AnalogyReport, JudgeParams, judge_mapping, self_score
+from analogist.judge import (
+    AnalogyReport,
+    Conclusion,
+    JudgeParams,
+    judge_mapping,
+    self_score,
+    with_critic,
+)
 from analogist.memory import pg_mac
 from analogist.memory.sqlite import Memory, StoredEpisode
+from analogist.params import bounded, check_bounds, flag
 from analogist.signature import (
     Signature,
     compile_signature,
@@ -93,36 +101,23 @@ class RetrieveParams:
             whose causal structure agrees. 1.0 turns the discount off.
     """
 
-    k: int = 5
-    shortlist: int = 20
-    w_content: float = 1.0
-    w_fingerprint: float = 0.25
-    w_embedding: float = 0.5
-    min_score: float = 0.15
+    k: int = bounded(5, lo=1, integer=True)
+    shortlist: int = bounded(20, lo=1, integer=True)
+    w_content: float = bounded(1.0, lo=0.0)
+    w_fingerprint: float = bounded(0.25, lo=0.0)
+    w_embedding: float = bounded(0.5, lo=0.0)
+    min_score: float = bounded(0.15, lo=0.0)
     decoy_probe: bool = True
-    probe_pool: int = 200
-    exhaustive_probe_limit: int = 2000
+    probe_pool: int = bounded(200, lo=1, integer=True)
+    exhaustive_probe_limit: int = bounded(2000, lo=1, integer=True)
     judge: JudgeParams = field(default_factory=JudgeParams)
-    embedding_ann: bool = False
-    ann_min_rows: int = 50_000
+    embedding_ann: bool = flag(False)
+    ann_min_rows: int = bounded(50_000, lo=1, integer=True)
     ann: AnnParams = field(default_factory=AnnParams)
-    contradiction_discount: float = 0.5
+    contradiction_discount: float = bounded(0.5, lo=0.0, hi=1.0)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.embedding_ann, bool):
-            raise AnalogistError("embedding_ann must be a boolean", field="embedding_ann")
-        for name in ("k", "shortlist", "probe_pool", "exhaustive_probe_limit", "ann_min_rows"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise AnalogistError(f"{name} must be a positive integer", field=name)
-        for name in ("w_content", "w_fingerprint", "w_embedding", "min_score"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, float)) or v < 0:
-                raise AnalogistError(f"{name} must be a non-negative number", field=name)
-        v = self.contradiction_discount
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:
-            raise AnalogistError("contradiction_discount must be a number in [0, 1]",
-                                 field="contradiction_discount")
+        check_bounds(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,7 +225,8 @@ class FindResult:
 def level_embeddings(sig: Signature, embedder: Any) -> dict[str, np.ndarray]:
     """The abstract-level embeddings of one episode (channel → vector); levels it lacks are
     skipped, never faked."""
-    from analogist.index.embed import abstract_texts
+    from analogist.index.embed import abstract_texts  # the embedder package imports httpx
+
 
     texts = abstract_texts(sig)
     chans = [ch for ch in LEVEL_CHANNELS if ch in texts]
@@ -324,6 +320,7 @@ class Retriever:
             if self.embedder == "auto":
                 # the default embedder when (and only when) the namespace has level embeddings
                 if self.memory.has_embeddings(LEVEL_CHANNELS, self.namespace):
+                    # the embedder package (httpx among it, ~0.3 s) loads only when it is used
                     from analogist.index.embed import default_embedder
 
                     self.embedder = default_embedder()
@@ -458,14 +455,15 @@ class Retriever:
         channels: dict[str, np.ndarray] = {"content": idx.content.scores(feats.content)}
         fp = (idx.fp_codes == idx.fingerprint_code(feats.fingerprint)).astype(np.float64)
         channels["fingerprint"] = fp
-        fused = p.w_content * channels["content"] + p.w_fingerprint * fp
+        fused = np.multiply(channels["content"], p.w_content)
+        fused += p.w_fingerprint * fp  # in place: the same sum as a*x + b*y, one array less
         if self.embedder is None:
             skipped.append("embedding channel: no embedder configured or no stored level "
                            "embeddings")
         elif not self._embeddings:
             skipped.append("embedding channel: no stored episode has level embeddings")
         else:
-            from analogist.index.embed import abstract_texts
+            from analogist.index.embed import abstract_texts  # the embedder package: httpx
 
             texts = abstract_texts(target)
             used = [ch for ch in LEVEL_CHANNELS if ch in texts and ch in self._embeddings]
@@ -487,7 +485,7 @@ class Retriever:
                     np.add.at(cnt, rows, 1.0)
                 emb = np.divide(emb, cnt, out=np.zeros_like(emb), where=cnt > 0)
                 channels["embedding"] = emb
-                fused = fused + p.w_embedding * emb
+                fused += p.w_embedding * emb
         return ids, fused, channels, skipped
 
     # -- the whole query ---------------------------------------------------------------------
@@ -513,7 +511,14 @@ class Retriever:
         target_desc = compile_signature(target, self.vocab)
         target_total = self_score(target_desc, p.judge.sme)
 
-        short = [(int(ids[j]), int(j)) for j in _top(fused, p.shortlist, positive=True)]
+        # one partial sort over all rows serves the shortlist and the decoy probe's pool
+        pooled = p.decoy_probe and len(ids) > p.exhaustive_probe_limit
+        ranked = _top(fused, max(p.shortlist, p.probe_pool) if pooled else p.shortlist,
+                      positive=not pooled)
+        top_rows = ranked[:p.shortlist]
+        if pooled:
+            top_rows = top_rows[fused[top_rows] > 0]
+        short = [(int(ids[j]), int(j)) for j in top_rows]
         hits: list[Hit] = []
         hits += self._schema_hits(target, target_desc, target_total)
         self._prefetch([sid for sid, _j in short])
@@ -534,7 +539,8 @@ class Retriever:
         decoy = None
         if p.decoy_probe and len(ids):
             decoy = self._probe(target, target_desc, target_total, ids, fused,
-                                {h.id for h in results if h.score >= p.min_score} | itself)
+                                {h.id for h in results if h.score >= p.min_score} | itself,
+                                pool=ranked[:p.probe_pool] if pooled else None)
         t3 = time.perf_counter()
         log_id = None
         if self.log:
@@ -585,10 +591,8 @@ class Retriever:
         return out
 
     def _criticise(self, critic: Any, h: Hit, target: Signature, skipped: list[str]) -> Hit:
-        from dataclasses import replace
+        from analogist.critic import CriticVerdict, review_or_fail  # the LLM path, on use
 
-        from analogist.critic import CriticVerdict, review_or_fail
-        from analogist.judge import with_critic
 
         if not (h.report.transfer or h.report.transfer_mechanism):
             return h
@@ -606,7 +610,7 @@ class Retriever:
 
     def _parametric(self, parametric: Any, target: Signature,
                     skipped: list[str]) -> tuple[dict[str, Any], ...]:
-        from analogist.parametric import judge_analogues
+        from analogist.parametric import judge_analogues  # the LLM writer's code, on use
 
         try:
             res = parametric(target)
@@ -659,8 +663,11 @@ class Retriever:
         return out
 
     def _probe(self, target: Signature, target_desc: Description, target_total: float,
-               ids: np.ndarray, fused: np.ndarray, accepted: set[int]) -> DecoyProbe | None:
-        """Map the most surface-similar episode not accepted; would the judge take it?"""
+               ids: np.ndarray, fused: np.ndarray, accepted: set[int], *,
+               pool: np.ndarray | None = None) -> DecoyProbe | None:
+        """Map the most surface-similar episode not accepted; would the judge take it?
+        ``pool``: the positions of the best ``probe_pool`` rows by ``fused``, when the caller
+        has them already (the shortlist's partial sort)."""
         p = self.params
         tt = surface_tokens(target)
         if not tt:
@@ -669,13 +676,14 @@ class Retriever:
             if self._surfaces is None:  # small namespace: every surface, kept per generation
                 self._surfaces = self.memory.surface_words(None, self.namespace)
             words = self._surfaces
-            pool = [int(x) for x in ids]
+            pool_ids = [int(x) for x in ids]
         else:
-            pool = [int(ids[j]) for j in _top(fused, p.probe_pool, positive=False)]
-            words = self.memory.surface_words([s for s in pool if s not in accepted],
+            rows = _top(fused, p.probe_pool, positive=False) if pool is None else pool
+            pool_ids = [int(ids[j]) for j in rows]
+            words = self.memory.surface_words([s for s in pool_ids if s not in accepted],
                                               self.namespace)
         best: tuple[float, int] | None = None
-        for sid in pool:
+        for sid in pool_ids:
             st = words.get(sid)
             if not st or sid in accepted:
                 continue
@@ -717,8 +725,6 @@ def _superseded_below_replacements(hits: list[Hit]) -> list[Hit]:
 
 def _no_transfer(h: Hit) -> Hit:
     """Under "no match" nothing transfers: the report stays, the conclusions are withheld."""
-    from analogist.judge import Conclusion
-
     concl = tuple(c if c.status != "transfer" else
                   Conclusion(c.source, c.projected, "withheld",
                              (*c.reasons, "no candidate clears the match threshold"))

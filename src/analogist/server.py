@@ -646,7 +646,7 @@ def _job_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803 - a
         gold = goldset_from_json(body.gold, source="gold")
 
         def run() -> tuple[str, Any]:
-            from analogist.bench.harness.runner import run_goldset
+            from analogist.bench.harness.runner import run_goldset  # the harness, on use
 
             res = run_goldset(gold, svc.store_path, body.retriever, runs=body.runs,
                               namespace=ns, embedder=svc.app.embedder(),

@@ -811,7 +811,11 @@ def _bundled_vocabulary() -> Vocabulary:
     """The parsed bundled vocabulary; private and never handed out (callers get copies)."""
     text = (resources.files("analogist") / "data" / "signature_vocab.yaml").read_text(
         encoding="utf-8")
-    data = parse_structured(text, source="signature_vocab.yaml", fmt="yaml")
+    # our own file: parsed by libyaml when PyYAML has it (every start of a command that reads
+    # the store pays for this parse; the pure-Python parser takes ten times as long)
+    loader = getattr(yaml, "CSafeLoader", None)
+    data = yaml.load(text, Loader=loader) if loader is not None else parse_structured(
+        text, source="signature_vocab.yaml", fmt="yaml")
     return Vocabulary.from_data(data, source="analogist:data/signature_vocab.yaml")
 
 

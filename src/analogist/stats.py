@@ -36,6 +36,7 @@ __all__ = [
     "norm_cdf",
     "norm_ppf",
     "paired_bootstrap_ci",
+    "ratio_bootstrap_ci",
     "wilson_interval",
 ]
 
@@ -392,6 +393,31 @@ def bootstrap_ci(correct: Sequence[bool], *, seed: int = 0, n_boot: int = N_BOOT
     a = (1.0 - level) / 2.0
     lo, hi = np.quantile(means, [a, 1.0 - a])
     return (round(float(lo), 6), round(float(hi), 6))
+
+
+def ratio_bootstrap_ci(num: Sequence[float], den: Sequence[float], rng: np.random.Generator,
+                       n_boot: int = N_BOOT, level: float = 0.95
+                       ) -> tuple[float | None, float | None, float | None]:
+    """A ratio of sums — ``sum(num) / sum(den)``, a micro-averaged recall or precision — with a
+    percentile bootstrap interval over the items (resampled jointly for ``num`` and ``den``;
+    resamples whose ``den`` sums to 0 are dropped). Draws from ``rng`` (the caller's seeded
+    generator, so that successive ratios of one run share its stream). Returns
+    ``(estimate, lo, hi)``; all None when ``den`` sums to 0; lo and hi NaN when no resample has
+    a positive ``den``."""
+    n = np.asarray(num, dtype=float)
+    d = np.asarray(den, dtype=float)
+    if n.shape != d.shape:
+        raise AnalogistError(f"num has {n.size} items but den has {d.size}: not paired")
+    if d.sum() == 0:
+        return None, None, None
+    est = float(n.sum() / d.sum())
+    idx = rng.integers(0, len(n), size=(n_boot, len(n)))
+    nums, dens = n[idx].sum(axis=1), d[idx].sum(axis=1)
+    ok = dens > 0
+    vals = nums[ok] / dens[ok]
+    a = round((1.0 - level) / 2.0, 12)  # 0.025 exactly at the default level
+    lo, hi = np.quantile(vals, [a, 1.0 - a]) if len(vals) else (np.nan, np.nan)
+    return est, float(lo), float(hi)
 
 
 def wilson_interval(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:

@@ -48,7 +48,9 @@ from pathlib import Path
 from typing import Any
 
 from analogist.errors import AnalogistError
+from analogist.io import load_structured
 from analogist.memory.sqlite import Memory
+from analogist.params import bounded, check_bounds
 from analogist.stats import wilson_interval
 
 __all__ = [
@@ -106,28 +108,20 @@ class TriggerParams:
         tier2_daily_budget: tokens per UTC day tier 2 may spend.
     """
 
-    tier1_failed_repairs: int = 2
-    tier2_failed_repairs: int = 3
-    stall_steps: int = 5
-    tier0_hit_threshold: float = 0.5
-    tier1_mapping_threshold: float = 0.15
-    tier1_cost: int = 8_000
-    tier2_cost: int = 25_000
-    tier2_daily_budget: int = 200_000
+    tier1_failed_repairs: int = bounded(2, lo=1, integer=True)
+    tier2_failed_repairs: int = bounded(3, lo=1, integer=True)
+    stall_steps: int = bounded(5, lo=1, integer=True)
+    tier0_hit_threshold: float = bounded(0.5, lo=0.0, hi=1.0)
+    tier1_mapping_threshold: float = bounded(0.15, lo=0.0, hi=1.0)
+    tier1_cost: int = bounded(8_000, lo=1, integer=True)
+    tier2_cost: int = bounded(25_000, lo=1, integer=True)
+    tier2_daily_budget: int = bounded(200_000, lo=1, integer=True)
 
     def __post_init__(self) -> None:
-        for name in ("tier1_failed_repairs", "tier2_failed_repairs", "stall_steps",
-                     "tier1_cost", "tier2_cost", "tier2_daily_budget"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise TriggerError(f"{name} must be a positive integer, got {v!r}", field=name)
+        check_bounds(self, TriggerError)
         if self.tier2_failed_repairs <= self.tier1_failed_repairs:
             raise TriggerError("tier2_failed_repairs must exceed tier1_failed_repairs",
                                field="tier2_failed_repairs")
-        for name in ("tier0_hit_threshold", "tier1_mapping_threshold"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
-                raise TriggerError(f"{name} must be a number in [0, 1], got {v!r}", field=name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,8 +266,6 @@ def parse_action_log(data: Any, *, source: str | None = None) -> ActionLog:
 
 def load_action_log(path: str | Path) -> ActionLog:
     """Read an action log from a JSON or YAML file."""
-    from analogist.io import load_structured
-
     return parse_action_log(load_structured(Path(path)), source=str(path))
 
 

@@ -18,9 +18,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from analogist.errors import VocabularyError
+from analogist.io import load_structured, validation_error
 
 
 class PredicateKind(StrEnum):
@@ -167,8 +168,6 @@ class Vocabulary(BaseModel):
         """Load a ``.json`` or ``.yaml`` vocabulary. (A ``.vcb`` file, the reference SME's
         format, is read by :func:`analogist.sme.formats.read_vcb`: the data model knows no file
         format of the engine.)"""
-        from analogist.io import load_structured
-
         path = Path(path)
         if path.suffix.lower() == ".vcb":
             raise VocabularyError("a .vcb vocabulary is the reference SME's format: read it with "
@@ -179,9 +178,6 @@ class Vocabulary(BaseModel):
     @classmethod
     def from_data(cls, data: Any, *, source: str | None = None) -> Vocabulary:
         """Build from a mapping ``{name, version, predicates: [..] | {name: {..}}}``."""
-        from pydantic import ValidationError
-
-        from analogist.io import validation_error
 
         if not isinstance(data, dict):
             raise VocabularyError("expected a mapping at the top level", source=source)

@@ -4,7 +4,11 @@ store and namespace options, input loaders, the LLM provider and the episode wri
 from __future__ import annotations
 
 import contextlib
+import importlib
+import importlib.machinery
 import re
+import sys
+import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -18,6 +22,76 @@ from analogist.errors import AnalogistError
 if TYPE_CHECKING:
     from analogist.description import Description
     from analogist.vocabulary import Vocabulary
+
+# -- help without rich's Markdown and Traceback modules -------------------------------------------
+# typer renders help and usage errors with rich in ``typer.rich_utils`` (imported when one is
+# shown), whose top imports ``rich.markdown`` (markdown-it) and ``rich.traceback`` (pygments) for
+# markdown markup and pretty tracebacks: this CLI uses neither (plain markup, pretty exceptions
+# off), yet they are a third of what ``analogist --help`` costs. While ``typer.rich_utils`` is
+# being imported those two names are stand-ins whose classes load the real ones on first use, so
+# nothing changes but when (if ever) they load; once it is imported the stand-ins are gone.
+
+
+class _Deferred(type):
+    """A stand-in class: calls, attributes and isinstance go to the real class, loaded on first
+    use from ``cls._module``."""
+
+    def _real(cls) -> Any:
+        return getattr(importlib.import_module(cls._module), cls.__name__)
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        return cls._real()(*args, **kwargs)
+
+    def __getattr__(cls, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(cls._real(), name)
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, cls._real())
+
+
+class _StandIn(types.ModuleType):
+    """A module whose every public name is a :class:`_Deferred` class of the real module."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Deferred(name, (), {"_module": self.__name__})
+
+
+class _RichUtilsFinder:
+    """Finds ``typer.rich_utils`` as usual and imports it with the two stand-ins in place."""
+
+    DEFERRED = ("rich.markdown", "rich.traceback")
+
+    @classmethod
+    def find_spec(cls, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "typer.rich_utils":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        exec_module = getattr(getattr(spec, "loader", None), "exec_module", None)
+        if exec_module is None:
+            return spec
+
+        def exec_with_stand_ins(module: types.ModuleType) -> None:
+            placed = [n for n in cls.DEFERRED if n not in sys.modules]
+            for n in placed:
+                sys.modules[n] = _StandIn(n)
+            try:
+                exec_module(module)
+            finally:
+                for n in placed:
+                    if isinstance(sys.modules.get(n), _StandIn):
+                        del sys.modules[n]
+
+        spec.loader.exec_module = exec_with_stand_ins  # type: ignore[union-attr]
+        return spec
+
+
+if "typer.rich_utils" not in sys.modules and not any(
+        isinstance(f, type) and f.__name__ == "_RichUtilsFinder" for f in sys.meta_path):
+    sys.meta_path.insert(0, _RichUtilsFinder)
 
 _LABELS = {"<str>": "TEXT", "<int>": "INTEGER", "<float>": "NUMBER", "<path>": "PATH",
            "<file>": "FILE", "<directory>": "DIR"}

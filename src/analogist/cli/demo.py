@@ -8,8 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
 from analogist.cli.base import (
     _fail,
@@ -37,7 +35,9 @@ def demo_command(
     """
     import tempfile
 
+    from rich.console import Console  # rich only for terminal output: --json skips it
     from rich.progress import Progress
+    from rich.text import Text
 
     from analogist.casebook import load_casebook
 

@@ -7,8 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from analogist.cli.base import (
     _episode_id_for,
@@ -113,6 +111,9 @@ def encode_command(
                                                         ".yaml) to this file."),
 ) -> None:
     """Write a structural Signature for one episode text (seen alone, never with other cases)."""
+    from rich.console import Console  # rich only for terminal output: --json skips it
+    from rich.table import Table
+
     from analogist.signature import dump_signature
 
     try:

@@ -23,6 +23,16 @@ eval_app = typer.Typer(help="Retrieval evaluation harness: pinned gold sets, rep
 app.add_typer(eval_app, name="eval")
 
 
+def _store(store: Path | None) -> Path | None:
+    """``--store``, else ``$ANALOGIST_STORE`` (as every other command reads it), else None."""
+    if store is not None:
+        return store
+    from analogist.app import env_store  # the library, loaded on use
+
+    found = env_store()
+    return None if found is None else Path(found)
+
+
 @eval_app.command("build")
 def eval_build_command(
     store: Path | None = typer.Option(None, "--store", help="The SQLite store to derive from."),
@@ -36,7 +46,7 @@ def eval_build_command(
     from analogist.bench.harness.cli import eval_build
 
     try:
-        gold = eval_build(store, namespace, out, paraphrases)
+        gold = eval_build(_store(store), namespace, out, paraphrases)
     except AnalogistError as e:
         _fail(str(e))
     counts = ", ".join(f"{k} {v}" for k, v in gold.counts().items())
@@ -54,7 +64,7 @@ def eval_check_command(
     from analogist.bench.harness.cli import eval_check
 
     try:
-        problems = eval_check(gold, store, namespace)
+        problems = eval_check(gold, _store(store), namespace)
     except AnalogistError as e:
         _fail(str(e))
     for line in problems:
@@ -81,7 +91,7 @@ def eval_run_command(
 
     try:
         with working(f"running the gold set {runs} time(s) with the {retriever} retriever"):
-            res = eval_run(gold, store, runs, retriever, out, namespace)
+            res = eval_run(gold, _store(store), runs, retriever, out, namespace)
     except AnalogistError as e:
         _fail(str(e))
     for r in res["runs"]:
@@ -115,7 +125,7 @@ def eval_compare_command(
 
     try:
         cmp, text = eval_compare(a, b, baseline=baseline, candidate=candidate, gold=gold,
-                                 store=store, retriever=retriever, runs=runs, repo=repo,
+                                 store=_store(store), retriever=retriever, runs=runs, repo=repo,
                                  out=out)
     except AnalogistError as e:
         _fail(str(e))

@@ -7,8 +7,6 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
 from analogist.cli.base import (
     NAMESPACE_HELP,
@@ -45,6 +43,8 @@ def find_command(
                                          "(labelled parametric, judged, reported apart)."),
 ) -> None:
     """Have I seen this shape before, and what follows? MAC/FAC retrieval plus the judge."""
+    from rich.console import Console  # rich only for terminal output: --json skips it
+    from rich.text import Text
     try:
         with make_app(store, namespace=namespace) as app:
             if from_text:

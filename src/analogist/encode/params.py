@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from analogist.errors import AnalogistError
+from analogist.params import bounded, check_bounds, one_of
 
 
 class EncodeError(AnalogistError):
@@ -45,23 +46,22 @@ class EncoderParams:
             definition to type a state atom by the embedder (with ``embed_margin``).
     """
 
-    max_roles: int = 8
-    edge_weight: int = 2
-    max_tag_chars: int = 12
-    max_phrase_tokens: int = 4
-    embed_threshold: float = 0.62
-    embed_margin: float = 0.06
-    lexical_threshold: float = 1.0
-    max_level_chars: int = 4000
-    max_control_share: float = 0.01
-    w_coverage: float = 0.35
-    w_typed: float = 0.25
-    w_margin: float = 0.15
-    w_observed: float = 0.25
-    no_edge_observed: float = 0.5
-    tag_style: str = "neutral"
-    state_threshold: float = 0.6
+    max_roles: int = bounded(8, lo=1, integer=True)
+    edge_weight: int = bounded(2, lo=0, integer=True)
+    max_tag_chars: int = bounded(12, lo=1, integer=True)
+    max_phrase_tokens: int = bounded(4, lo=1, integer=True)
+    embed_threshold: float = bounded(0.62, lo=-1.0, hi=1.0)
+    embed_margin: float = bounded(0.06, lo=0.0, hi=2.0)
+    lexical_threshold: float = bounded(1.0, lo=0.0, hi=1.0)
+    max_level_chars: int = bounded(4000, lo=1, integer=True)
+    max_control_share: float = bounded(0.01, lo=0.0, hi=1.0)
+    w_coverage: float = bounded(0.35, lo=0.0, hi=1.0)
+    w_typed: float = bounded(0.25, lo=0.0, hi=1.0)
+    w_margin: float = bounded(0.15, lo=0.0, hi=1.0)
+    w_observed: float = bounded(0.25, lo=0.0, hi=1.0)
+    no_edge_observed: float = bounded(0.5, lo=0.0, hi=1.0)
+    tag_style: str = one_of("neutral", ("neutral", "noun"))
+    state_threshold: float = bounded(0.6, lo=-1.0, hi=1.0)
 
     def __post_init__(self) -> None:
-        if self.tag_style not in ("neutral", "noun"):
-            raise AnalogistError(f"tag_style must be 'neutral' or 'noun', got {self.tag_style!r}")
+        check_bounds(self)

@@ -37,6 +37,7 @@ from typing import Any
 
 from analogist.description import Description
 from analogist.foresight.event import Event, Link, foresight_vocabulary
+from analogist.params import bounded, check_bounds
 from analogist.signature import compile_signature
 from analogist.sme import SMEParams, identity_score, match
 from analogist.vocabulary import Vocabulary
@@ -60,10 +61,13 @@ class AlignParams:
         sme: the structure-mapping engine's parameters.
     """
 
-    anchor_hops: int = 4
+    anchor_hops: int = bounded(4, lo=0, integer=True)
     direction_check: bool = True
-    reverse_margin: float = 0.10
+    reverse_margin: float = bounded(0.10, lo=0.0, hi=1.0)
     sme: SMEParams = field(default_factory=SMEParams)
+
+    def __post_init__(self) -> None:
+        check_bounds(self)
 
 
 @dataclass(frozen=True, slots=True)

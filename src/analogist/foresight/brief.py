@@ -25,9 +25,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from analogist.foresight.confirm import n_star
 from analogist.foresight.event import POSITIONS, mechanism_definitions
 from analogist.foresight.loop import ForesightResult
+from analogist.plots import load_pyplot
 
 __all__ = ["brief_data", "brief_json", "brief_markdown", "coverage_chart", "write_brief"]
 
@@ -274,13 +277,11 @@ def coverage_chart(res: ForesightResult, path: str | Path, *, max_rows: int = 24
     hyps = hyps[:max_rows]
     if not cols or not hyps:
         return "nothing to draw: no aligned analogy"
-    from analogist.plots import load_pyplot
 
     plt, why = load_pyplot()
     if plt is None:
         return f"chart skipped: {why}"
-    import numpy as np
-    from matplotlib.colors import ListedColormap
+    from matplotlib.colors import ListedColormap  # optional (the plots extra): load_pyplot found it
 
     grid = np.full((len(hyps), len(cols)), np.nan)
     for j, a in enumerate(cols):

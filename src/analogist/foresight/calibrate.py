@@ -77,6 +77,7 @@ def calibrate(corpus: Corpus, targets: Sequence[Event], *, params: Any = None,
     vectors = queries = None
     if arm == "surface" or params.w_embedding > 0:
         if embedder is None:
+            # the embedder package (httpx among it) and its weights, only when asked for
             from analogist.index.embed import default_embedder
 
             embedder = default_embedder()

@@ -36,6 +36,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from analogist.errors import AnalogistError
+from analogist.params import bounded, check_bounds
 
 __all__ = ["ConfirmParams", "Posterior", "n_star", "posterior", "posterior_log_odds"]
 
@@ -55,19 +56,13 @@ class ConfirmParams:
     answer but rarely what an analyst means. n* is still 2 with these defaults.
     """
 
-    pi: float = 0.5
-    q: float = 0.9
-    p: float = 0.2
-    delta: float = 0.05
+    pi: float = bounded(0.5, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+    q: float = bounded(0.9, lo=0.0, hi=1.0, lo_open=True)
+    p: float = bounded(0.2, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+    delta: float = bounded(0.05, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
 
     def __post_init__(self) -> None:
-        for name in ("pi", "p", "delta"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and 0.0 < v < 1.0):
-                raise AnalogistError(f"{name} must be strictly between 0 and 1, got {v!r}",
-                                     field=name)
-        if not (isinstance(self.q, (int, float)) and 0.0 < self.q <= 1.0):
-            raise AnalogistError(f"q must be in (0, 1], got {self.q!r}", field="q")
+        check_bounds(self)
         if not self.q > self.p:
             raise AnalogistError(f"q must exceed p (an analogy must be more likely to confirm a "
                                  f"true factor than a coincidental one); got q={self.q}, "

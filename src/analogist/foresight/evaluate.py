@@ -41,6 +41,7 @@ from analogist.foresight.confirm import posterior
 from analogist.foresight.event import Corpus, Event, TargetView, parse_date
 from analogist.foresight.filter import check_candidate, independence_groups
 from analogist.foresight.loop import ForesightParams, run_foresight
+from analogist.stats import mcnemar_from_outcomes, paired_bootstrap_ci, ratio_bootstrap_ci
 
 __all__ = ["ARMS", "embed_corpus", "eval_targets", "evaluate", "loo_pool", "split_of",
            "surface_arm", "surface_evidence"]
@@ -99,6 +100,7 @@ def embed_corpus(corpus: Corpus, targets: Sequence[Event], embedder: Any = None
                  ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Sentence vectors of every event's surface text and of every target's pre-cutoff brief."""
     if embedder is None:
+        # the embedder package (httpx among it) and its weights, only when asked for
         from analogist.index.embed import default_embedder
 
         embedder = default_embedder()
@@ -168,25 +170,10 @@ def _scores(asserted: set[Hyp], observed: set[Hyp], hidden: set[Hyp]) -> dict[st
             "n_hidden": len(hidden), "hits": sorted(map(list, tp))}
 
 
-def _boot(tp: np.ndarray, den: np.ndarray, rng: np.random.Generator, n_boot: int
-          ) -> tuple[float | None, float | None, float | None]:
-    if den.sum() == 0:
-        return None, None, None
-    est = float(tp.sum() / den.sum())
-    idx = rng.integers(0, len(tp), size=(n_boot, len(tp)))
-    num, d = tp[idx].sum(axis=1), den[idx].sum(axis=1)
-    ok = d > 0
-    vals = num[ok] / d[ok]
-    lo, hi = np.quantile(vals, [0.025, 0.975]) if len(vals) else (np.nan, np.nan)
-    return est, float(lo), float(hi)
-
-
 def summarize(rows: list[dict[str, Any]], arms: Sequence[str], *, seed: int = 0,
               n_boot: int = 2000) -> dict[str, Any]:
     """Micro recall/precision per arm with bootstrap CIs, and paired comparisons vs ``surface``
     (and ``cana`` vs ``single`` / ``cana_r0``)."""
-    from analogist.stats import mcnemar_from_outcomes, paired_bootstrap_ci
-
     out: dict[str, Any] = {"n_targets": len(rows),
                            "n_hidden": int(sum(r["n_hidden"] for r in rows)), "arms": {}}
     if not rows:
@@ -196,8 +183,8 @@ def summarize(rows: list[dict[str, Any]], arms: Sequence[str], *, seed: int = 0,
         tp = np.array([r["arms"][arm]["tp"] for r in rows], dtype=float)
         hid = np.array([r["arms"][arm]["n_hidden"] for r in rows], dtype=float)
         ass = np.array([r["arms"][arm]["n_asserted"] for r in rows], dtype=float)
-        rec = _boot(tp, hid, rng, n_boot)
-        prec = _boot(tp, ass, rng, n_boot)
+        rec = ratio_bootstrap_ci(tp, hid, rng, n_boot)
+        prec = ratio_bootstrap_ci(tp, ass, rng, n_boot)
         out["arms"][arm] = {
             "recall": rec[0], "recall_ci": [rec[1], rec[2]],
             "precision": prec[0], "precision_ci": [prec[1], prec[2]],
@@ -260,6 +247,7 @@ def evaluate(corpus: Corpus, *, params: ForesightParams | None = None,
     mac_embedder = None
     if "surface" in arms or (params.w_embedding > 0 and mac_text):
         if embedder is None:
+            # the embedder package (httpx among it) and its weights, only when asked for
             from analogist.index.embed import default_embedder
 
             embedder = default_embedder()

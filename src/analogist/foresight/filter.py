@@ -35,6 +35,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from analogist.errors import AnalogistError
 from analogist.foresight.event import SCALES, Corpus, Event, normalize_name
 
 __all__ = ["RULES", "Rejection", "check_candidate", "independence_groups", "is_generic_descriptor",
@@ -96,8 +97,6 @@ def check_candidate(target: Event, cand: Event, corpus: Corpus | None = None, *,
     active = set(rules)
     unknown = active - set(RULES)
     if unknown:
-        from analogist.errors import AnalogistError
-
         raise AnalogistError(f"unknown filter rule(s) {', '.join(sorted(unknown))}; expected "
                              f"some of {', '.join(RULES)}")
     cid = cand.event_id

@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from analogist.errors import AnalogistError
 from analogist.foresight.align import Alignment, AlignParams, Hypothesis, align, compile_event
 from analogist.foresight.calibration import Calibration, bundled_calibration, strength_bin
@@ -40,6 +42,7 @@ from analogist.foresight.event import POSITIONS, Corpus, Event, TargetView, fore
 from analogist.foresight.filter import RULES, Rejection, check_candidate, independence_groups
 from analogist.index.content import ContentIndex
 from analogist.index.features import content_features
+from analogist.params import bounded, check_bounds, one_of
 
 __all__ = ["Decision", "ForesightParams", "ForesightResult", "RoundLog", "decide", "run_foresight"]
 
@@ -68,15 +71,15 @@ class ForesightParams:
         align: alignment settings.
     """
 
-    rounds: int = 3
-    per_round: int = 8
-    carryover: int = 8
-    min_fidelity: float = 0.05
-    min_matches: int = 1
-    gap_weight: float = 0.25
-    w_embedding: float = 0.5
-    negative_evidence: str = "position"
-    rules: tuple[str, ...] = RULES
+    rounds: int = bounded(3, lo=0, integer=True)
+    per_round: int = bounded(8, lo=1, integer=True)
+    carryover: int = bounded(8, lo=0, integer=True)
+    min_fidelity: float = bounded(0.05, lo=0.0, hi=1.0)
+    min_matches: int = bounded(1, lo=0, integer=True)
+    gap_weight: float = bounded(0.25, lo=0.0)
+    w_embedding: float = bounded(0.5, lo=0.0)
+    negative_evidence: str = one_of("position", ("position", "none"))
+    rules: tuple[str, ...] = one_of(RULES, RULES, each=True)
     confirm: ConfirmParams = field(default_factory=ConfirmParams)
     align: AlignParams = field(default_factory=AlignParams)
     calibration: Calibration | None = None
@@ -88,23 +91,7 @@ class ForesightParams:
         return cls(**kw)
 
     def __post_init__(self) -> None:
-        for name in ("rounds", "per_round", "carryover", "min_matches"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise AnalogistError(f"{name} must be a non-negative integer, got {v!r}",
-                                     field=name)
-        if self.per_round < 1:
-            raise AnalogistError("per_round must be at least 1", field="per_round")
-        if not 0.0 <= self.min_fidelity <= 1.0:
-            raise AnalogistError(f"min_fidelity must be in [0, 1], got {self.min_fidelity}",
-                                 field="min_fidelity")
-        if self.negative_evidence not in ("position", "none"):
-            raise AnalogistError("negative_evidence must be 'position' or 'none', got "
-                                 f"{self.negative_evidence!r}", field="negative_evidence")
-        bad = set(self.rules) - set(RULES)
-        if bad:
-            raise AnalogistError(f"unknown filter rule(s) {', '.join(sorted(bad))}",
-                                 field="rules")
+        check_bounds(self)
 
 
 @dataclass(frozen=True)
@@ -275,8 +262,6 @@ def run_foresight(target: Event | TargetView, pool: Iterable[Event], *,
     index, feats = _pool_features(pool_l)
     base_scores = index.scores(content_features(tev.to_signature()))
     if embedder is not None and params.w_embedding > 0 and pool_l:
-        import numpy as np
-
         cache = vectors if vectors is not None else {}
         missing = [e for e in pool_l if e.event_id not in cache]
         if missing:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from analogist.errors import AnalogistError
+from analogist.params import bounded, check_bounds
 
 __all__ = ["AnnParams", "HnswChannel", "ann_available"]
 
@@ -46,16 +47,13 @@ class AnnParams:
         k: rows the channel scores per query.
     """
 
-    M: int = 16
-    ef_construction: int = 128
-    ef_search: int = 256
-    k: int = 200
+    M: int = bounded(16, lo=1, integer=True)
+    ef_construction: int = bounded(128, lo=1, integer=True)
+    ef_search: int = bounded(256, lo=1, integer=True)
+    k: int = bounded(200, lo=1, integer=True)
 
     def __post_init__(self) -> None:
-        for name in ("M", "ef_construction", "ef_search", "k"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise AnalogistError(f"{name} must be a positive integer", field=name)
+        check_bounds(self)
 
 
 class HnswChannel:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import math
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -172,42 +173,77 @@ class ContentIndex:
 
     # -- persistence ----------------------------------------------------------------------
     _FILES = ("ids", "indptr", "indices", "counts", "csc_src")
+    # derived from the above, saved so that a load recomputes nothing over all entries
+    _DERIVED = ("df", "csc_rows", "csc_data")
+    FORMAT = 2
+    """Version of the directory layout (1: raw arrays only, checked entry by entry on load)."""
 
     def save(self, directory: str | Path) -> None:
-        """Write the index into ``directory`` (created; files ``*.npy`` and ``names.json``)."""
+        """Write the index into ``directory`` (created; files ``*.npy`` and ``names.json``, which
+        also holds the CRC-32 of every array's data)."""
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
-        for name in self._FILES:
-            np.save(d / f"{name}.npy", getattr(self, f"_{name}"), allow_pickle=False)
+        crcs = {}
+        for name in self._FILES + self._DERIVED:
+            a = np.ascontiguousarray(getattr(self, f"_{name}"))
+            np.save(d / f"{name}.npy", a, allow_pickle=False)
+            crcs[name] = _crc(a)
         (d / "names.json").write_text(
-            json.dumps({"names": self._names, "sublinear_tf": self.sublinear_tf},
+            json.dumps({"format": self.FORMAT, "names": self._names,
+                        "sublinear_tf": self.sublinear_tf, "crc32": crcs},
                        ensure_ascii=False), encoding="utf-8")
 
     @classmethod
     def load(cls, directory: str | Path) -> ContentIndex:
-        """Read an index written by :meth:`save`, checking it as :meth:`from_arrays` checks its
-        input (and the column order besides); a missing, truncated or inconsistent file is a
-        :class:`ContentIndexError`, never a silently wrong index."""
+        """Read an index written by :meth:`save`. The arrays are memory-mapped (a query reads
+        only its own columns' pages) and each is checked against the CRC-32 :meth:`save`
+        recorded, besides its shape and type and the lengths that tie them together: a missing,
+        truncated, altered or inconsistent file is a :class:`ContentIndexError`, never a
+        silently wrong index. Nothing is recomputed over all entries (the weights in column
+        order are saved; the row-order weights are derived on first use)."""
         d = Path(directory)
         try:
             meta = json.loads((d / "names.json").read_text(encoding="utf-8"))
-            arrays = {name: np.load(d / f"{name}.npy", allow_pickle=False)
-                      for name in cls._FILES}
+            arrays = {name: _load_array(d / f"{name}.npy")
+                      for name in cls._FILES + cls._DERIVED}
         except (OSError, ValueError, EOFError) as e:
             raise ContentIndexError(f"unreadable index file: {e}"[:300], source=str(d)) from None
-        if not isinstance(meta, dict) or not isinstance(meta.get("names"), list) or not all(
-                isinstance(x, str) for x in meta["names"]):
+        if not isinstance(meta, dict) or meta.get("format") != cls.FORMAT:
+            raise ContentIndexError("index files of an unknown format", source=str(d))
+        names, crcs = meta.get("names"), meta.get("crc32")
+        if not isinstance(names, list) or not all(isinstance(x, str) for x in names):
             raise ContentIndexError("names.json is not a list of feature names", source=str(d))
+        if len(set(names)) != len(names):
+            raise ContentIndexError("feature names repeat", source=str(d))
+        if not isinstance(crcs, dict):
+            raise ContentIndexError("names.json has no checksums", source=str(d))
         for name, a in arrays.items():
-            want = np.float64 if name == "counts" else np.int64
+            want = np.float64 if name in ("counts", "df", "csc_data") else np.int64
             if a.ndim != 1 or a.dtype != want:
                 raise ContentIndexError(f"{name}.npy has the wrong shape or type", source=str(d))
-        self = cls.from_arrays(arrays["ids"], meta["names"], arrays["indptr"],
-                               arrays["indices"], arrays["counts"],
-                               sublinear_tf=bool(meta.get("sublinear_tf", False)),
-                               _csc_src=arrays["csc_src"])
-        if len(self._ids) > 1 and np.any(np.diff(self._ids) <= 0):
-            raise ContentIndexError("ids are not in increasing order", source=str(d))
+            if _crc(a) != crcs.get(name):
+                raise ContentIndexError(f"{name}.npy does not match its checksum",
+                                        source=str(d))
+        ids, indptr, df = arrays["ids"], arrays["indptr"], arrays["df"]
+        n, nnz, v = len(ids), len(arrays["indices"]), len(names)
+        if indptr.shape != (n + 1,) or indptr[0] != 0 or indptr[-1] != nnz or len(df) != v \
+                or any(len(arrays[k]) != nnz for k in ("counts", "csc_src", "csc_rows",
+                                                       "csc_data")):
+            raise ContentIndexError("the index arrays do not fit together", source=str(d))
+        self = cls(sublinear_tf=bool(meta.get("sublinear_tf", False)))
+        self._names = list(names)
+        self._vocab = {k: i for i, k in enumerate(self._names)}
+        self._ids, self._row_map = ids, None
+        self._indptr, self._indices, self._counts = indptr, arrays["indices"], arrays["counts"]
+        self._df = df
+        self._idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
+        self._col_ptr = np.concatenate([[0], np.cumsum(df.astype(np.int64))]).astype(np.int64)
+        if self._col_ptr[-1] != nnz:
+            raise ContentIndexError("the document frequencies do not fit the matrix",
+                                    source=str(d))
+        self._csc_src, self._csc_rows, self._csc_data = (arrays["csc_src"], arrays["csc_rows"],
+                                                         arrays["csc_data"])
+        self._row_of_a = self._data_a = None  # derived on first use (queries never need them)
         return self
 
     def add_many(self, ids: Iterable[int], features: Iterable[Mapping[str, float]]) -> None:
@@ -235,7 +271,7 @@ class ContentIndex:
             lengths.append(len(items))
             new_ids.append(id_)
         if not new_ids:
-            if not hasattr(self, "_data"):
+            if not hasattr(self, "_csc_data"):
                 self._reweight()
             return
         start = len(self._ids)
@@ -297,21 +333,35 @@ class ContentIndex:
     def _reweight(self, csc_src: np.ndarray | None = None) -> None:
         """Recompute IDF, weights and the column-sorted copy. ``csc_src`` (the CSR positions in
         column order, stable within a column) is computed with a sort when not given."""
-        n, v = len(self._ids), len(self._names)
-        lengths = np.diff(self._indptr)
-        self._row_of = np.repeat(np.arange(n, dtype=np.int64), lengths)
+        v = len(self._names)
         self._df = np.bincount(self._indices, minlength=v).astype(np.float64)
-        self._idf = np.log((1.0 + n) / (1.0 + self._df)) + 1.0
-        w = self._tf(self._counts) * self._idf[self._indices] if len(self._indices) else \
-            np.zeros(0)
-        norms = np.sqrt(np.bincount(self._row_of, weights=w * w, minlength=n))
-        safe = np.where(norms > 0, norms, 1.0)
-        self._data = w / safe[self._row_of] if len(w) else np.zeros(0)
+        self._idf = np.log((1.0 + len(self._ids)) / (1.0 + self._df)) + 1.0
+        self._row_of_a = self._data_a = None
         self._csc_src = np.argsort(self._indices, kind="stable") if csc_src is None else csc_src
         self._col_ptr = np.concatenate([[0], np.cumsum(self._df.astype(np.int64))]).astype(
             np.int64)
         self._csc_rows = self._row_of[self._csc_src]
         self._csc_data = self._data[self._csc_src]
+
+    @property
+    def _row_of(self) -> np.ndarray:
+        """The row of every CSR entry."""
+        if self._row_of_a is None:
+            lengths = np.diff(self._indptr)
+            self._row_of_a = np.repeat(np.arange(len(self._ids), dtype=np.int64), lengths)
+        return self._row_of_a
+
+    @property
+    def _data(self) -> np.ndarray:
+        """The L2-normalised TF-IDF weights in CSR order."""
+        if self._data_a is None:
+            n = len(self._ids)
+            w = self._tf(self._counts) * self._idf[self._indices] if len(self._indices) else \
+                np.zeros(0)
+            norms = np.sqrt(np.bincount(self._row_of, weights=w * w, minlength=n))
+            safe = np.where(norms > 0, norms, 1.0)
+            self._data_a = w / safe[self._row_of] if len(w) else np.zeros(0)
+        return self._data_a
 
     # -- views -----------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -383,7 +433,10 @@ class ContentIndex:
                     scores[r] += data[a:b] * w
         if qn2 <= 0:
             return np.zeros(n, dtype=np.float64)
-        return np.minimum(scores / math.sqrt(qn2), 1.0)
+        # in place: a fresh array per step costs more than the arithmetic (each one's pages
+        # are faulted in anew at a million rows)
+        np.divide(scores, math.sqrt(qn2), out=scores)
+        return np.minimum(scores, 1.0, out=scores)
 
     def query(self, features: Mapping[str, float], k: int = 10) -> list[tuple[int, float]]:
         """The ``k`` best rows by cosine (only rows with a positive score), as ``(id, score)``,
@@ -399,6 +452,20 @@ class ContentIndex:
             pos = pos[-s[pos] <= kth]  # keeps every row tied at the k-th score
         order = np.lexsort((self._ids[pos], -s[pos]))[:k]
         return [(int(self._ids[pos[i]]), float(s[pos[i]])) for i in order]
+
+
+def _crc(a: np.ndarray) -> int:
+    """CRC-32 of an array's data (C order)."""
+    return zlib.crc32(memoryview(np.ascontiguousarray(a)).cast("B"))
+
+
+def _load_array(path: Path) -> np.ndarray:
+    """A saved array, memory-mapped when it is large (read-only either way)."""
+    mmap = path.stat().st_size > 1 << 20
+    a = np.load(path, allow_pickle=False, mmap_mode="r" if mmap else None)
+    if not mmap:
+        a.flags.writeable = False
+    return a
 
 
 def _check_csc(csc_src: np.ndarray, indices: np.ndarray) -> None:

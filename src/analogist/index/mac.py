@@ -35,8 +35,9 @@ from analogist.index.content import ContentIndex, ContentIndexError
 
 __all__ = ["FORMAT", "ContentMatrix", "MacIndex", "index_root"]
 
-FORMAT = 1
-"""Version of the on-disk layout; an index of another format is rebuilt."""
+FORMAT = 2
+"""Version of the on-disk layout (2: derived arrays and checksums saved); an index of another
+format is rebuilt."""
 
 _DIR = re.compile(r"^[0-9a-f]{16}-[0-9]{1,19}-[0-9a-f]{8}$")
 

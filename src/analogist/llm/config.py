@@ -29,6 +29,13 @@ Environment variables::
                                 else ~/.config/analogist/config.toml)
     ANALOGIST_<ROLE>_MODEL / _BASE_URL / _API_KEY / _TEMPERATURE   per role, e.g. ANALOGIST_CRITIC_MODEL
 
+The text embedder's (:func:`embedding_settings`)::
+
+    ANALOGIST_EMBEDDER          use (the default) | minilm | st:<model> | openai[:<model>]
+    ANALOGIST_EMBED_BASE_URL    the OpenAI-compatible /v1/embeddings endpoint of ``openai``
+    ANALOGIST_EMBED_MODEL       its model
+    ANALOGIST_API_KEY           its key
+
 Config file::
 
     [llm]
@@ -172,6 +179,16 @@ def default_cache_path(env: Mapping[str, str] | None = None) -> str:
     env = os.environ if env is None else env
     base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return str(Path(base) / "analogist" / "llm_cache.sqlite")
+
+
+def embedding_settings(env: Mapping[str, str] | None = None) -> dict[str, str | None]:
+    """The text embedder's environment (see the module docstring): ``spec`` (which embedder),
+    and the OpenAI-compatible endpoint's ``base_url``, ``model`` and ``api_key``; None for each
+    variable that is unset or empty. ``env`` defaults to ``os.environ``."""
+    env = os.environ if env is None else env
+    names = {"spec": "ANALOGIST_EMBEDDER", "base_url": "ANALOGIST_EMBED_BASE_URL",
+             "model": "ANALOGIST_EMBED_MODEL", "api_key": "ANALOGIST_API_KEY"}
+    return {k: env.get(v) or None for k, v in names.items()}
 
 
 # -- parsing helpers -------------------------------------------------------------------------------

@@ -1120,6 +1120,13 @@ class Memory:
         counts = array("d")
         names: dict[str, int] = {}
         fps: builtins.list[str | None] = []
+        if after_id > 0 and self.conn.execute(
+                # any row after a saved index's last one? By row id (``+`` keeps SQLite off the
+                # namespace index, which would walk every episode of the namespace)
+                "SELECT 1 FROM signatures WHERE id > ? AND +namespace = ? LIMIT 1",
+                (int(after_id), ns)).fetchone() is None:
+            return ContentMatrix(np.zeros(0, dtype=np.int64), [], np.zeros(1, dtype=np.int64),
+                                 np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), [])
         cur = self.conn.execute(
             "SELECT s.id, v.data, f.fingerprint FROM signatures s "
             f"JOIN sig_vectors v ON v.signature_id = s.id {self._join_ns('v')}"
@@ -1156,11 +1163,13 @@ class Memory:
         chans = builtins.list(channels)
         if not chans:
             return False
+        # from the channel's vectors to their episodes: the other way round walks every
+        # episode of the namespace when none has such a vector
         return self.conn.execute(
-            "SELECT 1 FROM sig_vectors v JOIN signatures s ON s.id = v.signature_id "
-            f"{self._join_ns('v')}"
-            f"WHERE s.namespace = ? AND v.channel IN ({','.join('?' * len(chans))}) LIMIT 1",
-            (ns, *chans)).fetchone() is not None
+            f"SELECT 1 FROM sig_vectors v WHERE v.channel IN ({','.join('?' * len(chans))})"
+            f"{self._and_ns('v.')} AND EXISTS (SELECT 1 FROM signatures s "
+            "WHERE s.id = v.signature_id AND s.namespace = ?) LIMIT 1",
+            (*chans, *self._ns_param(ns), ns)).fetchone() is not None
 
     def get_many(self, ids: Iterable[int], namespace: str = "default"
                  ) -> dict[int, StoredEpisode]:

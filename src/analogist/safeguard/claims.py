@@ -42,6 +42,7 @@ import numpy as np
 from analogist.encode.deterministic import load_nlp
 from analogist.foresight.event import mechanism_definitions
 from analogist.index.embed import default_embedder
+from analogist.params import bounded, check_bounds
 from analogist.safeguard.lexicon import (
     _CJK,
     _LABEL_PAT,
@@ -68,14 +69,11 @@ class ClaimReaderParams:
     definition) is at least this close — below it the claim is an act or event that maps onto
     nothing the vocabulary knows ("the king married a princess")."""
 
-    restate_cosine: float = 0.85
-    map_min_cosine: float = 0.35
+    restate_cosine: float = bounded(0.85, lo=0.0, hi=1.0)
+    map_min_cosine: float = bounded(0.35, lo=0.0, hi=1.0)
 
     def __post_init__(self) -> None:
-        for name in ("restate_cosine", "map_min_cosine"):
-            v = getattr(self, name)
-            if not 0.0 <= v <= 1.0:
-                raise ValueError(f"{name} must be in [0, 1], got {v}")
+        check_bounds(self, ValueError)
 
 
 DEFAULT_PARAMS = ClaimReaderParams()

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from analogist.errors import AnalogistError
+from analogist.params import bounded, check_bounds
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,15 +43,15 @@ class SMEParams:
             probabilistic expressions; accepted for compatibility, must be False here.
     """
 
-    greedy_cutoff: float = 0.8
-    greedy_max_mappings: int = 3
-    same_function: float = 0.002
-    same_functor: float = 0.005
-    trickle_down: float = 16.0
-    max_local_score: float | None = None
+    greedy_cutoff: float = bounded(0.8, lo=0.0, hi=1.0)
+    greedy_max_mappings: int = bounded(3, lo=1, integer=True)
+    same_function: float = bounded(0.002, lo=0.0)
+    same_functor: float = bounded(0.005, lo=0.0)
+    trickle_down: float = bounded(16.0, lo=0.0)
+    max_local_score: float | None = bounded(None, lo=0.0, optional=True)
     functor_trickle_down: bool = False
     enforce_1to1_minimal_ascension: bool = True
-    minimal_ascension_multiplier: float = 0.8
+    minimal_ascension_multiplier: float = bounded(0.8, lo=0.0)
     allow_out_of_mapping_score_contributions: bool = True
     block_most_out_of_mapping_contributions: bool = True
     allow_entity_supported_inferences: bool = True
@@ -63,13 +64,7 @@ class SMEParams:
     ci_support_scores_global: bool = False
 
     def __post_init__(self) -> None:
-        if not 0.0 <= self.greedy_cutoff <= 1.0:
-            raise AnalogistError("greedy_cutoff must be in [0, 1]", field="greedy_cutoff")
-        if self.greedy_max_mappings < 1:
-            raise AnalogistError("greedy_max_mappings must be at least 1",
-                                 field="greedy_max_mappings")
-        if self.trickle_down < 0 or self.same_functor < 0 or self.same_function < 0:
-            raise AnalogistError("scores and trickle_down must be non-negative")
+        check_bounds(self)
         if self.allow_probability or self.probability_as_utility:
             raise AnalogistError("probabilistic expressions are not supported",
                                  field="allow_probability")

@@ -16,7 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from analogist.description import Description, Expr, to_sexpr
+from analogist.foresight.brief import brief_data, coverage_chart
+from analogist.foresight.evaluate import POOLS, loo_pool
+from analogist.foresight.loop import ForesightParams, run_foresight
 from analogist.judge import JudgeParams, judge_mapping
+from analogist.params import bounded, check_bounds, one_of
 from analogist.signature import Signature, compile_signature
 from analogist.sme import match
 from analogist.vocabulary import Vocabulary
@@ -126,9 +130,12 @@ class BriefParams:
     (no embedder is loaded inside a web request), so retrieval is structural only.
     """
 
-    pool: str = "loo"
-    max_rows: int = 24
-    max_cols: int = 12
+    pool: str = one_of("loo", POOLS)
+    max_rows: int = bounded(24, lo=1, integer=True)
+    max_cols: int = bounded(12, lo=1, integer=True)
+
+    def __post_init__(self) -> None:
+        check_bounds(self)
 
 
 def brief_payload(event_id: str, corpus: Any, *, params: BriefParams | None = None
@@ -136,10 +143,6 @@ def brief_payload(event_id: str, corpus: Any, *, params: BriefParams | None = No
     """The foresight brief for corpus event ``event_id``, cut at its own cutoff, with the
     leave-one-out pool and the calibrated loop settings; ``chart_png_base64`` holds the coverage
     chart (None with ``chart_note`` saying why when there is nothing to draw)."""
-    from analogist.foresight.brief import brief_data, coverage_chart
-    from analogist.foresight.evaluate import loo_pool
-    from analogist.foresight.loop import ForesightParams, run_foresight
-
     params = params or BriefParams()
     ev = next((e for e in corpus.events if e.event_id == event_id), None)
     if ev is None:

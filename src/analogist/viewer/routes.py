@@ -34,7 +34,11 @@ from typing import Any
 from fastapi import APIRouter, Depends, HTTPException, Query
 from fastapi.responses import HTMLResponse, Response
 
+from analogist.casebook import casebook_vocabulary, load_casebook
 from analogist.errors import AnalogistError
+from analogist.foresight.evaluate import eval_targets
+from analogist.foresight.event import load_corpus
+from analogist.memory import open_memory
 from analogist.signature import Signature
 from analogist.viewer.payload import brief_payload, map_payload, signature_gist
 
@@ -80,16 +84,12 @@ def _no_guard() -> None:
 
 @lru_cache(maxsize=1)
 def _casebook() -> dict[str, Any]:
-    from analogist.casebook import casebook_vocabulary, load_casebook
-
     entries = {e.id: e for e in load_casebook()}
     return {"entries": entries, "vocab": casebook_vocabulary()}
 
 
 @lru_cache(maxsize=1)
 def _corpus() -> Any:
-    from analogist.foresight.event import load_corpus
-
     return load_corpus()
 
 
@@ -123,8 +123,6 @@ def viewer_router(store_path: StoreSpec = None, *,
         if callable(store_path):
             mem = store_path()
         else:
-            from analogist.memory import open_memory
-
             p = Path(str(store_path))
             server = "://" in str(store_path)  # a PostgreSQL store: a URL, not a file
             if not server and not p.is_file():
@@ -203,8 +201,6 @@ def viewer_router(store_path: StoreSpec = None, *,
     @router.get("/api/events")
     def events(allowed: Any = Depends(guard)) -> dict[str, Any]:
         """Corpus events with a cutoff hiding something (the ones a brief can be checked on)."""
-        from analogist.foresight.evaluate import eval_targets
-
         return {"events": [{"id": e.event_id, "name": e.name, "domain": e.domain}
                            for e in eval_targets(_corpus())]}
 

@@ -18,6 +18,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from analogist.params import bounded, check_bounds
+
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
 
@@ -30,8 +32,11 @@ class BM25Params:
     """``k1`` (term-frequency saturation) and ``b`` (length normalisation), the usual
     defaults of Robertson & Zaragoza (2009, §3.4)."""
 
-    k1: float = 1.2
-    b: float = 0.75
+    k1: float = bounded(1.2, lo=0.0)
+    b: float = bounded(0.75, lo=0.0, hi=1.0)
+
+    def __post_init__(self) -> None:
+        check_bounds(self)
 
 
 class BM25Scorer:

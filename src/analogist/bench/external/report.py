@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rich.progress import Progress
+
 from analogist.bench.external.published import anchors, render
 from analogist.bench.external.runner import (
     BASELINES,
@@ -89,7 +91,6 @@ class _progress:
     def __enter__(self) -> Any:
         if not self.show:
             return lambda n: None
-        from rich.progress import Progress
 
         self.bar = Progress(transient=True)
         self.bar.start()
@@ -214,7 +215,7 @@ def plot(report: dict[str, Any], path: Path) -> None:
     import matplotlib  # heavy optional dependency: loaded only when a plot is drawn
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # after choosing the backend
 
     groups = []
     for det in report["results"]:

@@ -54,6 +54,7 @@ from analogist.encode.deterministic import DeterministicEncoder
 from analogist.errors import AnalogistError
 from analogist.index.embed import default_embedder
 from analogist.judge import JudgeParams, self_score
+from analogist.params import bounded, check_bounds
 from analogist.retrieve import RetrieveParams
 from analogist.signature import compile_signature
 from analogist.sme import match
@@ -91,32 +92,17 @@ class ExternalParams:
         n_boot: bootstrap resamples for the paired CI.
     """
 
-    seed: int = 0
-    limit: int | None = None
-    min_score: float = field(default_factory=lambda: RetrieveParams().min_score)
-    surface_threshold: float = SURFACE_THRESHOLD
-    bm25_threshold: float | None = None
-    ks: tuple[int, ...] = (1, 5, 10)
-    max_chars: int = MAX_EPISODE_CHARS
-    n_boot: int = 2000
+    seed: int = bounded(0, integer=True)
+    limit: int | None = bounded(None, lo=1, integer=True, optional=True)
+    min_score: float = bounded(default_factory=lambda: RetrieveParams().min_score)
+    surface_threshold: float = bounded(SURFACE_THRESHOLD)
+    bm25_threshold: float | None = bounded(None, optional=True)
+    ks: tuple[int, ...] = bounded((1, 5, 10), lo=1, integer=True, each=True, nonempty=True)
+    max_chars: int = bounded(MAX_EPISODE_CHARS, lo=1, integer=True)
+    n_boot: int = bounded(2000, lo=1, integer=True)
 
     def __post_init__(self) -> None:
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise AnalogistError("seed must be an integer", field="seed")
-        if self.limit is not None and (isinstance(self.limit, bool)
-                                       or not isinstance(self.limit, int) or self.limit < 1):
-            raise AnalogistError("limit must be a positive integer", field="limit")
-        for name in ("min_score", "surface_threshold", "bm25_threshold"):
-            v = getattr(self, name)
-            if v is None and name == "bm25_threshold":
-                continue
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
-                raise AnalogistError(f"{name} must be a finite number", field=name)
-        if not self.ks or any(isinstance(k, bool) or not isinstance(k, int) or k < 1
-                              for k in self.ks):
-            raise AnalogistError("ks must be positive integers", field="ks")
-        if self.max_chars < 1 or self.n_boot < 1:
-            raise AnalogistError("max_chars and n_boot must be positive", field="max_chars")
+        check_bounds(self)
 
 
 def texts_of(bench: Benchmark) -> list[str]:

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from analogist.errors import AnalogistError
+from analogist.params import bounded, check_bounds
 
 from .goldset import narrative_text
 
@@ -56,25 +56,16 @@ class AssociativeParams:
         min_cosine: below this best cosine the retriever reports no match (0 = never).
     """
 
-    seed_k: int = 8
-    hops: int = 1
-    spread: float = 0.95
+    seed_k: int = bounded(8, lo=1, integer=True)
+    hops: int = bounded(1, lo=0, integer=True)
+    spread: float = bounded(0.95, lo=0.0, hi=1.0, lo_open=True)
     use_fingerprint: bool = True
     use_schemas: bool = True
     use_supersession: bool = True
-    min_cosine: float = 0.0
+    min_cosine: float = bounded(0.0, lo=-1.0, hi=1.0)
 
     def __post_init__(self) -> None:
-        for name in ("seed_k", "hops"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < (1 if name == "seed_k"
-                                                                     else 0):
-                raise AnalogistError(f"{name} must be a {'positive' if name == 'seed_k' else 'non-negative'} integer",
-                                     field=name)
-        if not isinstance(self.spread, (int, float)) or not 0 < self.spread <= 1:
-            raise AnalogistError("spread must lie in (0, 1]", field="spread")
-        if not isinstance(self.min_cosine, (int, float)) or not -1 <= self.min_cosine <= 1:
-            raise AnalogistError("min_cosine must lie in [-1, 1]", field="min_cosine")
+        check_bounds(self)
 
 
 class TextIndex:

@@ -4,11 +4,12 @@ parse options, call these and print)."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from analogist.errors import AnalogistError
+from analogist.io import load_structured
+from analogist.memory.sqlite import Memory
 
 from .compare import compare_files, render
 from .goldset import (
@@ -24,13 +25,11 @@ from .runner import run_file
 
 
 def _existing_store(store: Path | None) -> Path:
-    """``store``, else ``$ANALOGIST_STORE`` (as every other command reads it); it must exist."""
+    """``store`` (the CLI passes ``$ANALOGIST_STORE`` when ``--store`` is not given, read by
+    :func:`analogist.app.env_store`); it must exist."""
     if store is None:
-        env = os.environ.get("ANALOGIST_STORE")
-        if not env:
-            raise AnalogistError("--store is required (the SQLite store to measure), or set "
-                                 "ANALOGIST_STORE", field="--store")
-        store = Path(env)
+        raise AnalogistError("--store is required (the SQLite store to measure), or set "
+                             "ANALOGIST_STORE", field="--store")
     if not Path(store).is_file():
         raise AnalogistError("store file not found", source=str(store))
     return Path(store)
@@ -39,7 +38,6 @@ def _existing_store(store: Path | None) -> Path:
 def _paraphrases(path: Path | None) -> list[dict[str, Any]]:
     if path is None:
         return []
-    from analogist.io import load_structured
 
     data = load_structured(path)
     if isinstance(data, dict) and isinstance(data.get("paraphrases"), list):
@@ -52,8 +50,6 @@ def _paraphrases(path: Path | None) -> list[dict[str, Any]]:
 
 def eval_build(store: Path | None, namespace: str, out: Path,
                paraphrases: Path | None = None) -> GoldSet:
-    from analogist.memory.sqlite import Memory
-
     p = _existing_store(store)
     recs = _paraphrases(paraphrases)
     with Memory.open(p) as m:
@@ -68,8 +64,6 @@ def eval_build(store: Path | None, namespace: str, out: Path,
 
 
 def eval_check(gold_path: Path, store: Path | None, namespace: str | None = None) -> list[str]:
-    from analogist.memory.sqlite import Memory
-
     gold = load_goldset(gold_path)
     with Memory.open(_existing_store(store)) as m:
         return check_goldset(gold, m, namespace)

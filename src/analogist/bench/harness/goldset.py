@@ -53,6 +53,7 @@ import hashlib
 import json
 import random
 import re
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -60,6 +61,7 @@ from typing import Any
 
 from analogist.errors import AnalogistError
 from analogist.io import json_depth_check, read_text
+from analogist.params import bounded, check_bounds
 
 FORMAT = "analogist-goldset/1"
 CATEGORIES = ("exact_rare", "phrase", "paraphrase", "associative", "nonsense", "superseded",
@@ -125,9 +127,6 @@ def narrative_text(data: Mapping[str, Any]) -> str:
                                                       or [])]).strip()
 
 
-_SHARES = ("min_structural_score", "max_surface_overlap")
-
-
 @dataclass(frozen=True, slots=True)
 class GoldSetParams:
     """Gold-set builder settings (seed 002, "The gold set — 38 queries").
@@ -148,33 +147,23 @@ class GoldSetParams:
             of content words with the query's narrative.
     """
 
-    n_exact_rare: int = 8
-    n_phrase: int = 8
-    n_associative: int = 8
-    n_nonsense: int = 3
-    n_superseded: int = 3
-    n_structural: int = 8
-    rare_words_per_query: int = 2
-    min_rare_len: int = 5
-    phrase_len: int = 2
-    max_phrase_matches: int = 6
-    assoc_words: int = 3
-    seed: int = 0
-    min_structural_score: float = 0.5
-    max_surface_overlap: float = 0.1
+    n_exact_rare: int = bounded(8, lo=0, integer=True)
+    n_phrase: int = bounded(8, lo=0, integer=True)
+    n_associative: int = bounded(8, lo=0, integer=True)
+    n_nonsense: int = bounded(3, lo=0, integer=True)
+    n_superseded: int = bounded(3, lo=0, integer=True)
+    n_structural: int = bounded(8, lo=0, integer=True)
+    rare_words_per_query: int = bounded(2, lo=1, integer=True)
+    min_rare_len: int = bounded(5, lo=1, integer=True)
+    phrase_len: int = bounded(2, lo=1, integer=True)
+    max_phrase_matches: int = bounded(6, lo=2, integer=True)
+    assoc_words: int = bounded(3, lo=1, integer=True)
+    seed: int = bounded(0, lo=0, integer=True)
+    min_structural_score: float = bounded(0.5, lo=0.0, hi=1.0)
+    max_surface_overlap: float = bounded(0.1, lo=0.0, hi=1.0)
 
     def __post_init__(self) -> None:
-        for name, v in asdict(self).items():
-            if name in _SHARES:
-                if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
-                    raise GoldSetError(f"{name} must be a number in [0, 1]", field=name)
-            elif isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise GoldSetError(f"{name} must be a non-negative integer", field=name)
-        for name in ("rare_words_per_query", "phrase_len", "assoc_words", "min_rare_len"):
-            if getattr(self, name) < 1:
-                raise GoldSetError(f"{name} must be at least 1", field=name)
-        if self.max_phrase_matches < 2:
-            raise GoldSetError("max_phrase_matches must be at least 2", field="max_phrase_matches")
+        check_bounds(self, GoldSetError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -387,8 +376,6 @@ class _PairRater:
     def _compiled(self, eid: str) -> tuple[Any, Any, float, frozenset[str]]:
         got = self._c.get(eid)
         if got is None:
-            import warnings
-
             sig = self._validate(self.corpus.data[eid], source=eid)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")   # proposed terms: compiled as written

@@ -13,14 +13,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from analogist.casebook import load_casebook
+from analogist.memory.sqlite import Memory
+
 
 def analogue_pair_store(path: str | Path, mechanisms: Sequence[str] | None = None,
                         namespace: str = "default") -> dict[str, str]:
     """Write the store (see the module docstring) to ``path``; ``mechanisms``: casebook
     mechanism names (default: all). Returns reversed decoy id -> original id."""
-    from analogist.casebook import load_casebook
-    from analogist.memory.sqlite import Memory
-
     entries = load_casebook()
     by_mech: dict[str, list[Any]] = {}
     for e in entries:

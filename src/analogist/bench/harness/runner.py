@@ -39,12 +39,15 @@ import shutil
 import statistics
 import tempfile
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import analogist
 from analogist.errors import AnalogistError
-from analogist.memory.sqlite import copy_store
+from analogist.memory.sqlite import Memory, copy_store
+from analogist.signature import validate_signature
 
 from .associative import AssociativeRetriever, SearchResult, SurfaceRetriever
 from .goldset import CATEGORIES, GoldQuery, GoldSet, load_goldset
@@ -59,6 +62,7 @@ class _MacFac:
 
     def __init__(self, memory: Any, namespace: str, *, structural_only: bool,
                  embedder: Any, encoder: Any) -> None:
+        # MAC/FAC (engine, judge, index) loads only for the structural and fused retrievers
         from analogist.retrieve import RetrieveParams, Retriever
 
         params = RetrieveParams(w_embedding=0.0) if structural_only else RetrieveParams()
@@ -68,8 +72,6 @@ class _MacFac:
         self.encoder = encoder
 
     def search_query(self, q: GoldQuery, k: int) -> SearchResult:
-        from analogist.signature import validate_signature
-
         if q.signature is not None:
             sig = validate_signature(q.signature, source=q.id)
         else:
@@ -176,9 +178,6 @@ def run_goldset(gold: GoldSet, store: str | Path, retriever: str, *, runs: int =
     Returns the result document (``format``, gold-set identity, one entry per run with per-query
     rows and a summary).
     """
-    import analogist
-    from analogist.memory.sqlite import Memory
-
     if retriever not in RETRIEVERS:
         raise AnalogistError(f"retriever must be one of {', '.join(RETRIEVERS)}, got "
                              f"{retriever!r}", field="retriever")
@@ -189,6 +188,7 @@ def run_goldset(gold: GoldSet, store: str | Path, retriever: str, *, runs: int =
 
     def get_embedder() -> Any:
         if cache["embedder"] is None:
+            # the embedder package (httpx among it) and its weights only when a run needs them
             from analogist.index.embed import default_embedder
 
             cache["embedder"] = default_embedder()
@@ -196,7 +196,7 @@ def run_goldset(gold: GoldSet, store: str | Path, retriever: str, *, runs: int =
 
     def get_encoder() -> Any:
         if cache["encoder"] is None:
-            from analogist.encode.deterministic import DeterministicEncoder
+            from analogist.encode.deterministic import DeterministicEncoder  # spaCy, on use
 
             cache["encoder"] = DeterministicEncoder(embedder=get_embedder())
         return cache["encoder"]
@@ -215,7 +215,6 @@ def run_goldset(gold: GoldSet, store: str | Path, retriever: str, *, runs: int =
                 ret = make_retriever(retriever, mem, ns, embedder=get_embedder,
                                      encoder=get_encoder)
                 build_ms = (time.perf_counter() - t0) * 1000
-                import warnings
 
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")   # proposed-term warnings of query drafts

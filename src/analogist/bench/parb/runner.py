@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
 from analogist.bench.parb import metrics as M
 from analogist.bench.parb import stats as S
@@ -609,6 +610,5 @@ class _NullBar:
 def _progress(enabled: bool) -> Any:
     if not enabled:
         return _NullBar()
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
     return Progress("[progress.description]{task.description}", BarColumn(),
                     MofNCompleteColumn(), TimeRemainingColumn())

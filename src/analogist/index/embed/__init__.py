@@ -47,7 +47,6 @@ Layout: :mod:`~analogist.index.embed.base` (the protocol, the error, normalisati
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from analogist.index.embed.abstract import ABSTRACT_LEVELS, abstract_texts
@@ -56,6 +55,7 @@ from analogist.index.embed.bert import MINILM_PACKAGE, MiniLMEmbedder
 from analogist.index.embed.remote import OpenAIEmbedder, SentenceTransformersEmbedder
 from analogist.index.embed.use import DEFAULT_EMBEDDER, USE_PACKAGE, USEEmbedder
 from analogist.index.embed.use import _load_use as _load_use  # its cache, for tests
+from analogist.llm.config import embedding_settings
 
 __all__ = [
     "ABSTRACT_LEVELS",
@@ -86,7 +86,7 @@ def make_embedder(spec: str | None = None, **kwargs: Any) -> Embedder:
 
     ``None`` reads ``$ANALOGIST_EMBEDDER`` and falls back to the default.
     """
-    spec = spec or os.environ.get("ANALOGIST_EMBEDDER") or "use"
+    spec = spec or embedding_settings()["spec"] or "use"
     low = spec.lower()
     if low in ("use", "default", DEFAULT_EMBEDDER):
         return USEEmbedder(**kwargs)

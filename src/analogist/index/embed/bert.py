@@ -92,7 +92,7 @@ def _load_bert(model_dir: str, max_len: int) -> _Bert:
     if missing:
         raise EmbedderError(f"{d}: not a BERT sentence-embedding model directory "
                             f"(missing {', '.join(missing)})")
-    try:
+    try:  # the weight reader and the tokenizer load only when a BERT model is opened
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
     except ImportError as e:

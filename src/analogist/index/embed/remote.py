@@ -4,13 +4,13 @@ any OpenAI-compatible ``/v1/embeddings`` endpoint (through the shared HTTP layer
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from analogist.index.embed.base import EmbedderError, check_texts, l2_normalize
+from analogist.llm.config import embedding_settings
 from analogist.llm.http import JsonHttp
 
 __all__ = ["OpenAIEmbedder", "SentenceTransformersEmbedder"]
@@ -25,7 +25,7 @@ class SentenceTransformersEmbedder:
     def __init__(self, model: str = "sentence-transformers/all-MiniLM-L6-v2", *,
                  device: str | None = "cpu", batch_size: int = 32,
                  allow_download: bool = False) -> None:
-        try:
+        try:  # an optional heavy dependency (torch), never pulled by a plain install
             from sentence_transformers import SentenceTransformer
         except ImportError:
             raise EmbedderError(
@@ -82,8 +82,9 @@ class OpenAIEmbedder:
                  timeout: float = 30.0, max_retries: int = 4, backoff: float = 0.5,
                  max_wait: float = 30.0, batch_size: int = 64,
                  extra_body: Mapping[str, Any] | None = None) -> None:
-        base_url = base_url or os.environ.get("ANALOGIST_EMBED_BASE_URL")
-        model = model or os.environ.get("ANALOGIST_EMBED_MODEL")
+        env = embedding_settings()
+        base_url = base_url or env["base_url"]
+        model = model or env["model"]
         if not base_url:
             raise EmbedderError("no embeddings endpoint: pass base_url= or set "
                                 "ANALOGIST_EMBED_BASE_URL (e.g. http://localhost:8080/v1)")
@@ -98,7 +99,7 @@ class OpenAIEmbedder:
         self._dim = dim
         self.batch_size = batch_size
         self.extra_body = dict(extra_body or {})
-        key = api_key if api_key is not None else os.environ.get("ANALOGIST_API_KEY")
+        key = api_key if api_key is not None else env["api_key"]
         self._http = JsonHttp(timeout_s=timeout, max_retries=max_retries, backoff_base_s=backoff,
                               backoff_max_s=max_wait, api_key=key, error=EmbedderError)
 

