@@ -14,6 +14,7 @@ from analogist.cli.base import (
     _no_llm_reason,
     _provider,
     app,
+    progress_bar,
 )
 from analogist.errors import AnalogistError
 from analogist.llm.base import DEFAULT_WRITER
@@ -119,8 +120,11 @@ def bench_external_command(
             if rep["errors"] and not rep["sets"]:
                 raise typer.Exit(EXIT_BAD_INPUT)
             return
-        text = external_command(name, path, variant=variant, limit=limit, seed=seed,
-                                check=check, as_json=as_json, details=details)
+        with progress_bar(enabled=not check) as bar:
+            task = bar.add_task(f"{name}: items scored", total=None)
+            text = external_command(name, path, variant=variant, limit=limit, seed=seed,
+                                    check=check, as_json=as_json, details=details,
+                                    progress=lambda n: bar.advance(task, n))
     except AnalogistError as e:
         _fail(str(e))
     sys.stdout.write(text)

@@ -15,7 +15,7 @@ from analogist.cli.base import (
     _with_store,
     app,
     make_app,
-    working,
+    progress_bar,
 )
 from analogist.errors import AnalogistError
 
@@ -32,8 +32,11 @@ def consolidate_command(
     health and re-abstract episodes lacking levels, in one transaction."""
     from analogist.consolidate import consolidate
 
-    with working(f"consolidating namespace {namespace!r}"):
-        rep = _with_store(store, lambda m: consolidate(m, namespace, dry_run=dry_run))
+    with progress_bar() as bar:
+        task = bar.add_task(f"consolidating {namespace!r}: pairs compared", total=None)
+        rep = _with_store(store, lambda m: consolidate(
+            m, namespace, dry_run=dry_run,
+            progress=lambda i, n: bar.update(task, completed=i, total=n)))
     if as_json:
         typer.echo(json.dumps(rep.to_json(), ensure_ascii=False, indent=2))
     else:

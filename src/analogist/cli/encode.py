@@ -15,6 +15,7 @@ from analogist.cli.base import (
     _provider,
     _read_episode_text,
     app,
+    progress_bar,
 )
 from analogist.errors import AnalogistError
 from analogist.llm.base import DEFAULT_WRITER
@@ -28,14 +29,12 @@ def _encode_files(files: list[Path], writer: str, domain: str | None,
     Prints one line to stderr with the texts encoded per second (wall and CPU time)."""
     import time
 
-    from rich.progress import Progress
-
     from analogist.io import read_text
 
     w = _make_writer(writer)
     out: list[tuple[str, Any]] = []
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    with Progress(transient=True) as bar:
+    with progress_bar() as bar:
         task = bar.add_task("encoding", total=len(files))
         for f in files:
             res = w.encode(read_text(f), episode_id=_episode_id_for(f), domain=domain,

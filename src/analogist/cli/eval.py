@@ -12,6 +12,7 @@ from analogist.cli.base import (
     NAMESPACE_HELP,
     _fail,
     app,
+    progress_bar,
     working,
 )
 from analogist.errors import AnalogistError
@@ -46,7 +47,10 @@ def eval_build_command(
     from analogist.bench.harness.cli import eval_build
 
     try:
-        gold = eval_build(_store(store), namespace, out, paraphrases)
+        with progress_bar() as bar:
+            task = bar.add_task("structural queries: episodes examined", total=None)
+            gold = eval_build(_store(store), namespace, out, paraphrases,
+                              progress=lambda i, n: bar.update(task, completed=i, total=n))
     except AnalogistError as e:
         _fail(str(e))
     counts = ", ".join(f"{k} {v}" for k, v in gold.counts().items())

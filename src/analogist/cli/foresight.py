@@ -17,6 +17,7 @@ from analogist.cli.base import (
     _open_store,
     app,
     make_app,
+    progress_bar,
 )
 from analogist.errors import AnalogistError
 
@@ -87,7 +88,6 @@ def foresight_brief_command(
     """Find historical analogies for TARGET by mechanism and write the Structural Analogy
     Brief: predicted hidden factors with posteriors, invariants, limitations, uncertainties."""
     from rich.console import Console  # rich only for terminal output: --json skips it
-    from rich.progress import Progress
     from rich.text import Text
 
     from analogist.foresight.brief import brief_json, brief_markdown, write_brief
@@ -100,7 +100,7 @@ def foresight_brief_command(
                                           carryover=carryover, calibration=calibration, pi=pi,
                                           q=q, p=p, delta=delta, min_fidelity=min_fidelity)
             tev, corpus = _resolve_target(target, corpus_path, api)
-            with Progress(transient=True, disable=as_json) as bar:
+            with progress_bar() as bar:
                 task = bar.add_task("foresight rounds", total=rounds + 1)
                 res, _ = api.foresight(tev, cutoff=cutoff, params=params, corpus=corpus,
                                        use_store=store is not None, embedding=embedding,
@@ -219,9 +219,7 @@ def foresight_eval_command(
         corpus = load_corpus(corpus_path)
         names = [a.strip() for a in arms.split(",") if a.strip()]
         tl = [t.strip() for t in targets.split(",")] if targets else None
-        from rich.progress import Progress
-
-        with Progress(disable=not progress) as bar:
+        with progress_bar(enabled=progress) as bar:
             task = bar.add_task("targets", total=None)
             res = evaluate(corpus, params=ForesightParams(calibration=cal), arms=names,
                            pool=pool, targets=tl, surface_calibration=scal,
@@ -266,9 +264,7 @@ def foresight_calibrate_command(
                f"events); analogist {__version__}; 'analogist foresight calibrate --split "
                f"{split}'")
         data = {}
-        from rich.progress import Progress
-
-        with Progress(disable=not progress) as bar:
+        with progress_bar(enabled=progress) as bar:
             for arm in ("cana", "surface"):
                 task = bar.add_task(arm, total=len(targets))
                 data[arm] = calibrate(corpus, targets, params=ForesightParams(), arm=arm,

@@ -20,6 +20,7 @@ from analogist.cli.base import (
     app,
     default_store_path,
     make_app,
+    progress_bar,
 )
 from analogist.cli.encode import _encode_files
 from analogist.errors import AnalogistError
@@ -59,8 +60,6 @@ def add_command(
                                       help="With --from-text: the episodes' surface domain."),
 ) -> None:
     """Store episodes (bulk, one transaction per batch, with a progress bar)."""
-    from rich.progress import Progress
-
     from analogist.bulk import iter_records
     from analogist.signature import (
         check_vocabulary,
@@ -102,7 +101,7 @@ def add_command(
             raise AnalogistError("no episodes in the input; expected a signature, a list of "
                                  "them or {episodes: [...]}", source=str(files[0]))
         with make_app(store, namespace=namespace, embeddings=embed) as api, \
-                Progress(transient=True) as bar:
+                progress_bar() as bar:
             api.memory().check_new(episode_ids, namespace=namespace)  # before anything is stored
             task = bar.add_task("adding", total=n_records)
             ids = api.add_many((rec for _where, rec in records()), batch_size=batch_size,
@@ -203,7 +202,7 @@ def log_command(
         typer.echo(json.dumps(rows, indent=2, default=str))
         return
     t = Table(title=f"analogy log, namespace {namespace!r}", title_justify="left")
-    for col in ("id", "created_at", "target", "verdict", "score", "transferred"):
+    for col in ("id", "created_at", "target", "verdict", "similarity", "transferred"):
         t.add_column(col)
     for r in rows:
         target = r.get("target") or {}
