@@ -17,7 +17,9 @@ Bytecode: ``pip install`` writes the package's ``.pyc`` files, but a development
 ``PYTHONDONTWRITEBYTECODE=1`` (as here) compiles every module of ``analogist`` from source at
 each start. ``--bytecode cached`` (the default) gives each tree a bytecode cache of its own
 (``PYTHONPYCACHEPREFIX`` in the temporary folder, filled by one unmeasured run of each command);
-``none`` compiles at every start; ``both`` measures the two, interleaved.
+``none`` compiles analogist's modules at every start (this tree then runs its committed source,
+extracted like a baseline ref's, so that no ``__pycache__`` folder is read); ``both`` measures
+the two, interleaved.
 
     python benchmarks/cli_startup.py --runs 7 --baseline-ref main --bytecode both \
         --out benchmarks/results/cli_startup.json
@@ -133,12 +135,18 @@ def main() -> None:
             src = extract_ref(args.baseline_ref, tmp / "ref")
             trees[args.baseline_ref] = {**base_env, "PYTHONPATH": str(src)}
         modes = ["cached", "none"] if args.bytecode == "both" else [args.bytecode]
+
+        def head() -> Path:
+            return extract_ref("HEAD", tmp / "head") if not (tmp / "head").exists() \
+                else tmp / "head" / "src"
+
         trees = {(f"{t} ({m} bytecode)" if len(modes) > 1 else t): (
                     {**env, "PYTHONPYCACHEPREFIX": str(tmp / "pyc" / str(i))} if m == "cached"
-                    # an empty cache folder, never written: __pycache__ folders in the tree
-                    # are not read either
+                    # analogist's modules compiled at each start (the installed packages keep
+                    # their bytecode): a tree without __pycache__ folders, this one's committed
+                    # source when it is this tree (the working tree may hold stale ones)
                     else {**env, "PYTHONDONTWRITEBYTECODE": "1",
-                          "PYTHONPYCACHEPREFIX": str(tmp / "no-pyc")})
+                          "PYTHONPATH": env.get("PYTHONPATH") or str(head())})
                  for i, (t, env) in enumerate(trees.items()) for m in modes}
         def cases_of(tree: str) -> dict[str, list[str]]:
             # a copy of the store per tree: trees whose saved index differs in format would

@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
             a = Retriever(mem, ep_ns, params=rparams, log=False).find(it["target"])
             b = Retriever(mem, sf_ns, params=rparams, log=False).find(it["target"])
             strict = [h for h in b.results if h.schema and h.score >= cparams.map_threshold
-                      and h.report.verdict != "no transfer"]
+                      and (h.report.transfer or h.report.transfer_mechanism)]
             c = replace(b, results=tuple(strict + [h for h in b.results if h not in strict]),
                         no_match=b.no_match and not strict)
             rows.append({"item": it["item_id"], "family": it["family"],

@@ -1,7 +1,7 @@
 """The bad-input sweep over every CLI command that reads input and every MCP tool (issue 21,
 item 2): deep JSON/YAML, empty, binary and oversized files, wrong types, unknown top-level keys,
 40-digit ids, bad key names. Every case: no traceback, exit status 2 with one line naming the
-file or field (or click's own usage error), the store's row counts unchanged."""
+file or field (click's own usage errors too), the store's row counts unchanged."""
 
 from __future__ import annotations
 
@@ -35,6 +35,13 @@ FILE_COMMANDS: dict[str, list[str]] = {
     "foresight show": ["foresight", "show", "{f}"],
     "foresight add": ["foresight", "add", "{f}", "--store", "{s}"],
     "encode": ["encode", "{f}"],
+    "eval build --paraphrases": ["eval", "build", "--store", "{s}", "--out", "{o}",
+                                 "--paraphrases", "{f}"],
+    "foresight brief --calibration": ["foresight", "brief", "arab-spring", "--calibration",
+                                      "{f}", "--rounds", "0"],
+    **{f"bench external {name}": ["bench", "external", name, "{f}"]
+       for name in ("arn", "storyanalogy", "parallelparc", "analobench", "rattermann",
+                    "historical")},
 }
 TEXT_OK = {"encode"}
 """Commands whose input may be any text: a readable text file is an episode to them."""
@@ -63,8 +70,6 @@ def _one_line_refusal(r: Any) -> str | None:
     if r.exit_code != 2:
         return f"exit {r.exit_code}"
     lines = r.output.strip().splitlines()
-    if lines and lines[0].startswith("Usage:"):
-        return None                     # click's own usage error (an option it cannot parse)
     if len(lines) != 1 or not lines[0].startswith("error: "):
         return f"{len(lines)} lines: {lines[:3]}"
     return None
@@ -196,3 +201,63 @@ def test_help_has_no_type_placeholders_or_seed_references() -> None:
         if found:
             bad.append((" ".join(path), found))
     assert len(every) > 30 and bad == []
+
+
+# -- click's own usage errors: one line, exit 2, on every command ---------------------------------
+
+def _commands() -> list[tuple[tuple[str, ...], Any]]:
+    """Every leaf command of the tree, with its path."""
+    import typer.main
+
+    out = []
+
+    def walk(cmd: Any, pre: tuple[str, ...]) -> None:
+        subs = getattr(cmd, "commands", None)
+        if subs:
+            for n, c in subs.items():
+                walk(c, (*pre, n))
+        else:
+            out.append((pre, cmd))
+    walk(typer.main.get_command(app), ())
+    return out
+
+
+def _usage_refusal(r: Any, path: tuple[str, ...], needle: str) -> str | None:
+    if r.exception is not None and not isinstance(r.exception, SystemExit):
+        return f"raised {type(r.exception).__name__}"
+    if r.exit_code != 2:
+        return f"exit {r.exit_code}"
+    if r.stdout:
+        return f"stdout {r.stdout[:80]!r}"
+    lines = r.stderr.strip().splitlines()
+    want = f"error: analogist {' '.join(path)}: {needle}"
+    if len(lines) != 1 or not lines[0].startswith(want) or "─" in lines[0]:
+        return f"{len(lines)} lines: {lines[:3]}"
+    return None
+
+
+def test_click_usage_errors_are_one_line_on_every_command() -> None:
+    """An unknown option, a missing argument and a value of the wrong type, on every command
+    that has one: one line on stderr naming the command (no boxed usage block), exit 2."""
+    commands = _commands()
+    problems, n = [], 0
+    for path, cmd in commands:
+        cases = [([*path, "--no-such-option"], "No such option: --no-such-option")]
+        if any(getattr(p, "required", False) and p.param_type_name == "argument"
+               for p in cmd.params):
+            cases.append(([*path], "Missing argument"))
+        for p in cmd.params:
+            ann = getattr(getattr(p, "type_descriptor", None), "annotation", None)
+            if p.param_type_name == "option" and ann in (int, int | None) and not p.is_flag:
+                cases.append(([*path, p.opts[0], "abc"], f"Invalid value for '{p.opts[0]}'"))
+                break
+        for args, needle in cases:
+            n += 1
+            why = _usage_refusal(runner.invoke(app, args, input=""), path, needle)
+            if why is not None:
+                problems.append((" ".join(args), why))
+    assert len(commands) > 30 and n > 1.5 * len(commands)
+    assert problems == [], problems
+    r = runner.invoke(app, ["no-such-command"])
+    assert r.exit_code == 2 and r.stderr.strip().splitlines() == [
+        "error: analogist: No such command 'no-such-command' (see 'analogist --help')"]

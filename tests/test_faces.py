@@ -98,6 +98,8 @@ def test_find_is_the_same_on_every_face(faces, no_llm):
     assert cli_["results"], "the target should find analogues"
     assert _strip_find(cli_) == _strip_find(http) == _strip_find(mcp)
     assert any(s.startswith("critic: skipped") for s in cli_["skipped"])
+    for hit in cli_["results"]:           # one named score, the same on the hit and its report
+        assert hit["similarity"] == hit["report"]["similarity"] == hit["score"]
 
 
 def test_map_is_the_same_on_every_face(faces, no_llm):
@@ -108,6 +110,8 @@ def test_map_is_the_same_on_every_face(faces, no_llm):
     assert http["mapping"] is not None
     assert cli_["mappings"][0] == http["mapping"] == mcp["mapping"]
     assert {k: v for k, v in mcp.items() if k in http["report"]} == http["report"]
+    assert cli_["report"] == http["report"]     # the CLI's map of two Signatures is judged too
+    assert "similarity" in http["report"] and "raw_ses" in http["report"]
 
 
 def test_foresight_is_the_same_on_every_face(faces, no_llm):

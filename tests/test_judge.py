@@ -59,7 +59,7 @@ def test_conclusion_withheld_when_its_cause_is_unknown() -> None:
     assert concl.projected == "false_claim(CLK)"
     assert any("diverges_from(TOT,ACC) unknown in target" in r for r in concl.reasons)
     assert not rep.transfer
-    assert rep.verdict == "mechanism only"
+    assert rep.verdict == "mechanism transfers; conclusion withheld"
     assert rep.prediction.source == "diverges_from(DER,SRC)"
     assert "observe diverges_from between TOT" in rep.prediction.check
 

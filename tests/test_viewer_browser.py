@@ -150,6 +150,13 @@ def test_viewer_draws_the_sme_mapping(driver: Any, base_url: str, tmp_path: Path
     verdict = driver.execute_script(
         "return document.getElementById('transfer').dataset.verdict")
     assert verdict == rep["verdict"]
+    # one named score: the report's similarity, SME's raw score only as "raw SES"
+    head = driver.execute_script(
+        "return document.querySelector('#transfer p').textContent")
+    assert head.startswith(f"verdict: {rep['verdict']} \u00b7 similarity "
+                           f"{rep['similarity']:.3f} (normalized structural score; raw SES "
+                           f"{rep['raw_ses']:.3f})"), head
+    assert " score " not in head.replace("structural score", "")
     infs = driver.execute_script(
         "return Array.from(document.querySelectorAll('#inferences li[data-sexpr]'))"
         ".map(li => li.dataset.sexpr);")

@@ -53,7 +53,7 @@ from __future__ import annotations
 import hashlib
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, cast
@@ -109,8 +109,8 @@ class ConsolidateParams:
             causal edge carries no mechanism).
         max_episodes: refuse namespaces larger than this (pairwise comparison is quadratic).
         map_threshold: normalised score (mapping score over the target's self-match score, as in
-            retrieval) at or above which a schema *maps onto* a target (with the judge not
-            answering "no transfer"); fixed in advance, see :func:`schema_fit`.
+            retrieval) at or above which a schema *maps onto* a target (with the judge letting its
+            conclusion or mechanism transfer); fixed in advance, see :func:`schema_fit`.
         merge_synonyms: run the vocabulary merge.
         rewrite_merged: rewrite stored episodes that use a merged proposed alias.
         reabstract: re-abstract episodes lacking levels.
@@ -479,13 +479,15 @@ def _induce_pair(a: Signature, b: Signature, *, vocab: Vocabulary | None = None,
 
 def induce_schemas(episodes: Sequence[Signature], *, vocab: Vocabulary | None = None,
                    params: ConsolidateParams | None = None,
-                   cache: dict[tuple[str, str], Any] | None = None
+                   cache: dict[tuple[str, str], Any] | None = None,
+                   progress: Callable[[int, int], None] | None = None
                    ) -> tuple[list[InducedSchema], int, int]:
     """Compare every pair of ``episodes`` (in the given order) and induce their schemas.
 
     Returns ``(schemas, pairs compared, pairs mapping well)``; schemas with the same structure
     are merged (members and pairs united). ``cache`` (optional, keyed by the two episode ids)
-    memoises pair results across calls on overlapping episode sets (the benchmark's folds)."""
+    memoises pair results across calls on overlapping episode sets (the benchmark's folds).
+    ``progress`` (optional) is called with (pairs compared, pairs in all) after each pair."""
     params = params or ConsolidateParams()
     vocab = vocab if vocab is not None else default_signature_vocabulary()
     if len(episodes) > params.max_episodes:
@@ -501,9 +503,12 @@ def induce_schemas(episodes: Sequence[Signature], *, vocab: Vocabulary | None = 
     compared = well = 0
     found: list[InducedSchema] = []
     contra: set[frozenset[str]] = set()
+    n_pairs = len(episodes) * (len(episodes) - 1) // 2
     for a, b in combinations(episodes, 2):
         key = (a.episode_id, b.episode_id)
         compared += 1
+        if progress is not None:
+            progress(compared, n_pairs)
         if cache is not None and key in cache:
             got, bad = cache[key]
         else:
@@ -538,7 +543,8 @@ def schema_fit(schema: Signature, target: Signature, *, vocab: Vocabulary | None
                params: ConsolidateParams | None = None) -> SchemaFit:
     """Whether ``schema`` maps onto ``target``. The rule, fixed before any test was run: the
     normalised score (SME score over the target's self-match score, as retrieval ranks) reaches
-    ``map_threshold`` (0.5) **and** the judge does not answer "no transfer"."""
+    ``map_threshold`` (0.5) **and** the judge lets the conclusion or the mechanism transfer
+    (its verdict is not "no transfer" or "conclusion already holds")."""
     params = params or ConsolidateParams()
     schema, target = _sig(schema, "schema"), _sig(target, "target")
     vocab = vocab if vocab is not None else default_signature_vocabulary()
@@ -549,7 +555,7 @@ def schema_fit(schema: Signature, target: Signature, *, vocab: Vocabulary | None
     norm = min(1.0, best.score / total) if best is not None and total > 0 else 0.0
     rep = judge_mapping(schema, target, ds, dt, res, params=JudgeParams(sme=params.sme))
     return SchemaFit(norm, rep.verdict, norm >= params.map_threshold and
-                     rep.verdict != "no transfer", dict(rep.role_map))
+                     (rep.transfer or rep.transfer_mechanism), dict(rep.role_map))
 
 
 # -- vocabulary ----------------------------------------------------------------------------------
@@ -735,12 +741,14 @@ def reabstract(sig: Signature, encoder: Any | None) -> tuple[Signature | None, l
 def consolidate(memory: Memory, namespace: str = "default", *,
                 vocab: Vocabulary | None = None, params: ConsolidateParams | None = None,
                 encoder: Any = "deterministic", dry_run: bool = False,
-                cache: dict[tuple[str, str], Any] | None = None) -> ConsolidationReport:
+                cache: dict[tuple[str, str], Any] | None = None,
+                progress: Callable[[int, int], None] | None = None) -> ConsolidationReport:
     """One consolidation pass over ``namespace`` (see the module docstring).
 
     ``encoder``: ``"deterministic"`` (default; a :class:`~analogist.encode.deterministic.
     DeterministicEncoder` is made only when an episode lacks levels), any object with
     ``encode(text, episode_id=, domain=)``, or None. ``dry_run`` computes without writing.
+    ``progress`` is passed to :func:`induce_schemas` (pairs compared, pairs in all).
     """
     params = params or ConsolidateParams()
     if not isinstance(params, ConsolidateParams):
@@ -792,7 +800,8 @@ def consolidate(memory: Memory, namespace: str = "default", *,
                 reabstracted.append(s.episode_id)
         sigs = [rewritten.get(s.episode_id, s) for s in sigs]
     # 3. schemas
-    schemas, compared, well = induce_schemas(sigs, vocab=vocab, params=params, cache=cache)
+    schemas, compared, well = induce_schemas(sigs, vocab=vocab, params=params, cache=cache,
+                                             progress=progress)
     health = vocabulary_health(terms, {**{k: 0 for k in uses}, **_recount(sigs)})
     written = None
     if not dry_run:

@@ -114,6 +114,20 @@ class AnalogyReport:
     transfer_mechanism: bool
     prediction: Prediction | None
     critic: dict[str, Any] | None = None     # the independent critic's verdict (with_critic)
+    #: the report's one named score, "similarity": a normalized structural score in [0, 1].
+    #: By default ``normalized_score`` (the mapping's SME score over the source's self-match
+    #: score); retrieval sets it to the score it ranks by (over the target's self-match score,
+    #: discounted per contradiction), so a hit and its report show the same number.
+    similarity: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.similarity is None:
+            object.__setattr__(self, "similarity", self.normalized_score)
+
+    @property
+    def raw_ses(self) -> float:
+        """SME's raw structural evaluation score of the mapping (unbounded; ``score``)."""
+        return self.score
 
     @property
     def transfer(self) -> bool:
@@ -121,17 +135,39 @@ class AnalogyReport:
         return any(c.status == "transfer" for c in self.conclusions)
 
     @property
+    def conclusion_holds(self) -> bool:
+        """Whether the source has conclusions and every one already holds in the target."""
+        return bool(self.conclusions) and all(c.status == "holds" for c in self.conclusions)
+
+    @property
     def verdict(self) -> str:
+        """A plain label, true to the conclusions and the mechanism: ``transfer`` (a
+        conclusion transfers), ``no transfer: the target contradicts the source`` (a reversed
+        or opposite link, swapped roles), ``conclusion already holds`` (every conclusion is
+        already stated in the target; with ``; mechanism transfers`` when the fix carries over),
+        ``mechanism transfers; conclusion withheld``, ``mechanism transfers`` (the source
+        states no conclusion) or ``no transfer``."""
         if self.transfer:
             return "transfer"
+        if self.contradictions:
+            return "no transfer: the target contradicts the source"
+        holds = self.conclusion_holds
         if self.transfer_mechanism:
-            return "mechanism only"
+            if holds:
+                return "conclusion already holds; mechanism transfers"
+            if self.conclusions:
+                return "mechanism transfers; conclusion withheld"
+            return "mechanism transfers"
+        if holds:
+            return "conclusion already holds"
         return "no transfer"
 
     def to_json(self) -> dict[str, Any]:
         return {
             "source": self.source_id,
             "target": self.target_id,
+            "similarity": self.similarity,
+            "raw_ses": self.score,
             "score": self.score,
             "normalized_score": self.normalized_score,
             "coverage": self.coverage,
@@ -154,10 +190,13 @@ class AnalogyReport:
         }
 
     def render(self) -> str:
-        """The seed's report format (seed 000 §8)."""
+        """The report as text: one named score (similarity), the mapping, what fails, what
+        transfers and one prediction to check."""
         lines = [f"ANALOGY   source={self.source_id} ({self.source_gist}) "
-                 f"target={self.target_id}  score={self.score:.3f}, "
+                 f"target={self.target_id}  similarity {self.similarity:.3f} (normalized "
+                 f"structural score; raw SES {self.score:.3f}), "
                  f"{self.coverage:.0%} of the source's relations and edges mapped"]
+        lines.append(f"VERDICT   {self.verdict}")
         mapped = ", ".join(f"{s}→{t}" for s, t in self.role_map.items()) or "nothing"
         lines.append(f"MAPPED    {mapped}")
         names = ", ".join(sorted({_pred_of(s) for s, _t in self.likenesses
@@ -587,7 +626,7 @@ def _prediction(source: Signature, target: Signature, S: _Side, role_map: dict[s
             obs = _project(a, role_map)
             return Prediction(f"{obs} holds in the target",
                               f"observe {a.predicate} between {roles_text(a)}; if it does not "
-                              "hold, the analogy is weaker than its score says", a.text())
+                              "hold, the analogy is weaker than its similarity says", a.text())
     # 3. a transferred conclusion
     for c in conclusions:
         if c.status == "transfer":

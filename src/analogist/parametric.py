@@ -236,7 +236,8 @@ def judge_analogues(result: ParametricResult, target: Signature, *,
             continue
         out.append({"label": a.label, "title": a.title, "domain": a.domain,
                     "description": a.description, "mechanism": a.mechanism,
-                    "score": rep.normalized_score, "verdict": rep.verdict,
+                    "similarity": rep.similarity, "score": rep.similarity,
+                    "verdict": rep.verdict,
                     "transfer": rep.transfer, "report": rep.to_json(),
                     "signature": a.signature.to_data()})
     return out, notes

@@ -227,7 +227,7 @@ class PlanMatch:
 
     def to_json(self) -> dict[str, Any]:
         return {"plan_id": self.plan_id, "name": self.name, "status": self.status,
-                "score": self.score}
+                "similarity": self.score, "score": self.score}
 
 
 def retrieve_plans(memory: Memory, goal: Signature, *, namespace: str = "default",
@@ -278,7 +278,8 @@ class Instantiation:
     def render(self) -> str:
         n = len(self.gaps)
         if self.decision != "adapted":
-            what = "PLAN FROM SCRATCH (skeleton offered, rejected)"
+            what = ("PLAN FROM SCRATCH (too few preconditions hold here; the steps below are "
+                    "only a skeleton)")
         elif n:
             what = f"ADAPT (repair the {n} marked gap{'s' if n > 1 else ''})"
         else:

@@ -149,6 +149,8 @@ class Hit:
         return {
             "id": self.id,
             "episode_id": self.episode_id,
+            "similarity": self.score,
+            "raw_ses": self.sme_score,
             "score": self.score,
             "sme_score": self.sme_score,
             "stage1": self.stage1,
@@ -172,7 +174,8 @@ class DecoyProbe:
 
     def to_json(self) -> dict[str, Any]:
         return {"episode_id": self.episode_id, "surface_similarity": self.surface_similarity,
-                "score": self.score, "judge_would_transfer": self.judge_transfer}
+                "similarity": self.score, "score": self.score,
+                "judge_would_transfer": self.judge_transfer}
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +210,7 @@ class FindResult:
             out.append(f"NO MATCH for {self.target_id}: no stored episode maps enough of its "
                        "structure.")
         for i, h in enumerate(self.results, 1):
-            out.append(f"#{i}  {h.episode_id}  score {h.score:.3f}  "
+            out.append(f"#{i}  {h.episode_id}  similarity {h.score:.3f}  "
                        f"({h.report.verdict}{', superseded' if h.superseded_by else ''})")
             out.append(h.report.render())
             out.append("")
@@ -215,15 +218,16 @@ class FindResult:
             verdict = ("WOULD have transferred: trust the other acceptances less"
                        if self.decoy.judge_transfer else "rejected, as it should be")
             out.append(f"DECOY PROBE  {self.decoy.episode_id} (surface similarity "
-                       f"{self.decoy.surface_similarity:.2f}, score {self.decoy.score:.3f}): "
+                       f"{self.decoy.surface_similarity:.2f}, structural similarity "
+                       f"{self.decoy.score:.3f}): "
                        f"{verdict}")
         if self.parametric:
             out.append("")
             out.append("PARAMETRIC — from the model's own knowledge, not from memory; scored "
                        "apart:")
             for p in self.parametric:
-                out.append(f"  [parametric] {p['title']} ({p['domain']}): score "
-                           f"{p['score']:.3f}, {p['verdict']}")
+                out.append(f"  [parametric] {p['title']} ({p['domain']}): similarity "
+                           f"{p['similarity']:.3f}, {p['verdict']}")
         if self.skipped:
             out.append("skipped: " + "; ".join(self.skipped))
         return "\n".join(out).rstrip()
@@ -536,9 +540,14 @@ class Retriever:
             except AnalogistError as e:
                 # one unreadable episode must not take every query down with it
                 skipped.append(f"episode {sid}: {e}")
+        # similarity is capped at 1.0 (a candidate with more structure than the target can
+        # cover all of it): among equal similarities the one more of whose own structure
+        # maps ranks first (the source-side share, report.normalized_score), then stage 1; a
+        # candidate the judge finds contradicting the target ranks below every one it does not
+        # (RetrieveParams.demote_contradicting)
         demote = p.demote_contradicting
-        hits.sort(key=lambda h: (demote and bool(h.report.contradictions), -h.score, -h.stage1,
-                                 h.id))
+        hits.sort(key=lambda h: (demote and bool(h.report.contradictions), -h.score,
+                                 -h.report.normalized_score, -h.stage1, h.id))
         hits = _superseded_below_replacements(hits)
         itself = self._query_itself(target, hits)   # never answer a query with itself
         hits = [h for h in hits if h.schema or h.id not in itself]
@@ -643,8 +652,9 @@ class Retriever:
         report = judge_mapping(ep.signature, target, desc, target_desc, res,
                                params=self.params.judge, source_self_score=own_total)
         norm *= self.params.contradiction_discount ** len(report.contradictions)
+        # the report shows the number the hit ranks by: one similarity per hit
         return Hit(sid, ep.episode_id, norm, sme_score, stage1, channels, ep.superseded_by,
-                   report)
+                   replace(report, similarity=norm))
 
     def _schema_hits(self, target: Signature, target_desc: Description,
                      target_total: float) -> list[Hit]:
@@ -667,8 +677,8 @@ class Retriever:
             if norm < self.params.min_score:
                 continue
             report = judge_mapping(sig, target, desc, target_desc, res, params=self.params.judge)
-            out.append(Hit(-schema_id, f"schema:{name}", norm, sme, 0.0, {}, None, report,
-                           schema=True))
+            out.append(Hit(-schema_id, f"schema:{name}", norm, sme, 0.0, {}, None,
+                           replace(report, similarity=norm), schema=True))
         return out
 
     def _probe(self, target: Signature, target_desc: Description, target_total: float,

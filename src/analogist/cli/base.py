@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 import typer.core
+from typer._click import exceptions as click_errors  # typer's own copy of click's errors
 
 from analogist import __version__
 from analogist.errors import AnalogistError
+from analogist.llm.base import NO_LLM_REASON
 
 if TYPE_CHECKING:
     from analogist.description import Description
@@ -130,11 +132,41 @@ def _plain_help(command: Any) -> None:
 
 
 class _Group(typer.core.TyperGroup):
-    """The command tree, its help rendered by :func:`_plain_help`."""
+    """The command tree, its help rendered by :func:`_plain_help`, and click's own usage
+    errors (an unknown option or command, a missing argument, a bad choice or value) printed
+    as one line on stderr with exit status 2 instead of click's boxed usage block."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         _plain_help(self)
+
+    def main(self, args: Any = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click_errors.NoArgsIsHelpError as e:   # the help was printed: just exit
+            sys.exit(e.exit_code)
+        except click_errors.ClickException as e:
+            typer.echo(f"error: {_usage_line(e)}", err=True)
+            sys.exit(e.exit_code)
+        except typer.Abort:
+            typer.echo("error: aborted", err=True)
+            sys.exit(1)
+        # standalone click exits 0 after a command returns; an Exit raised inside a command
+        # (typer.Exit) comes back as its exit code
+        sys.exit(rv if isinstance(rv, int) and not isinstance(rv, bool) else 0)
+
+
+def _usage_line(e: click_errors.ClickException) -> str:
+    """A click error as one line: the command, the message, where help is."""
+    msg = " ".join(e.format_message().split()).rstrip(".")
+    ctx = getattr(e, "ctx", None)
+    if ctx is None:
+        return msg
+    return f"{ctx.command_path}: {msg} (see '{ctx.command_path} --help')"
 
 
 app = typer.Typer(
@@ -168,6 +200,7 @@ def main(
                                  help="Print the version and exit."),
 ) -> None:
     """Find, map and check analogies by structure."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.notes import show_warnings_as_notes
 
     show_warnings_as_notes()
@@ -179,6 +212,7 @@ def load_description(path: Path, vocabulary: Vocabulary | None) -> Description:
     """Read a ``.dgr`` description or a Signature (``.json``/``.yaml``/``.yml``) file."""
     suffix = path.suffix.lower()
     if suffix in DGR_SUFFIXES:
+        # the library loads inside the command, so that `analogist --help` starts at once
         from analogist.examples import default_sme_vocabulary
         from analogist.sme.formats import read_dgr
 
@@ -191,6 +225,7 @@ def load_description(path: Path, vocabulary: Vocabulary | None) -> Description:
 
             read_text(path)
         try:
+            # the library loads inside the command, so that `analogist --help` starts at once
             from analogist.signature import compile_signature, load_signature
         except ImportError:
             raise AnalogistError("reading Signature files needs analogist.signature, which "
@@ -244,6 +279,7 @@ def _with_store(store: Path | None, fn: Any) -> Any:
 
 
 def _load_target(path: Path) -> Any:
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.signature import load_signature
 
     if path.suffix.lower() not in SIGNATURE_SUFFIXES:
@@ -260,8 +296,6 @@ def _provider(role: str = "writer") -> Any:
 
 
 def _no_llm_reason() -> str:
-    from analogist.llm.base import NO_LLM_REASON
-
     return NO_LLM_REASON
 
 
@@ -276,6 +310,7 @@ def _make_writer(writer: str, app: Any = None) -> Any:
 
 def _read_episode_text(arg: str) -> tuple[str, str]:
     """``arg`` is a file path (read, size-capped) or the episode text itself."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.io import read_text
 
     p = Path(arg)
@@ -299,14 +334,40 @@ def _episode_id_for(path: Path) -> str:
     return stem if stem[0].isalpha() else f"ep_{stem}"
 
 
+def progress_bar(*, enabled: bool = True, transient: bool = True) -> Any:
+    """A rich progress bar for a long command: on stderr (stdout stays the command's output,
+    JSON included: the bar never redirects it), with the count, the elapsed and the remaining
+    time; silent when stderr is not a terminal or ``enabled`` is False (``--no-progress``)."""
+    # rich loads only when there is a display to draw
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    console = Console(stderr=True)
+    return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                    MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+                    console=console, transient=transient, redirect_stdout=False,
+                    redirect_stderr=False, disable=not enabled or not console.is_terminal)
+
+
 @contextlib.contextmanager
-def working(what: str) -> Iterator[None]:
+def working(what: str, *, enabled: bool = True) -> Iterator[None]:
     """A progress indicator on stderr (a spinner and the time elapsed) while a long step whose
-    length is not known ahead runs; gone when it ends."""
+    length is not known ahead runs; gone when it ends (silent as :func:`progress_bar` is)."""
+    # rich loads only when there is a display to draw
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+    console = Console(stderr=True)
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
+                  console=console, transient=True, redirect_stdout=False, redirect_stderr=False,
+                  disable=not enabled or not console.is_terminal) as bar:
         bar.add_task(what, total=None)
         yield

@@ -14,6 +14,7 @@ from analogist.cli.base import (
     _no_llm_reason,
     _provider,
     app,
+    progress_bar,
 )
 from analogist.errors import AnalogistError
 from analogist.llm.base import DEFAULT_WRITER
@@ -41,6 +42,7 @@ def bench_parb_command(
                              help="Use the configured LLM (if any) for A0/A1 and E's critic."),
 ) -> None:
     """Run the PARB benchmark: every arm on every item; writes results.json and report.md."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.bench.parb.runner import run_parb
 
     if representation not in ("oracle", "encoded"):
@@ -55,6 +57,7 @@ def bench_parb_command(
     if representation == "encoded" and writer == "llm":
         if provider is None:
             _fail("--writer llm: " + _no_llm_reason())
+        # the library loads inside the command, so that `analogist --help` starts at once
         from analogist.encode.llm_writer import LLMWriter
         encoder = LLMWriter(provider)
     try:
@@ -100,10 +103,12 @@ def bench_external_command(
     """Score a public analogy benchmark, as its authors publish it, with analogist's embedded
     default beside the surface baselines (embedder cosine, BM25): accuracy (retrieval: MAP,
     recall@10) per cell with n and chance, paired McNemar per baseline. No downloads."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.bench.external import external_command
 
     try:
         if name == "all":
+            # the library loads inside the command, so that `analogist --help` starts at once
             from analogist.bench.external.report import run_all
 
             dest = Path(out) if out else Path(path) / "report"
@@ -119,8 +124,11 @@ def bench_external_command(
             if rep["errors"] and not rep["sets"]:
                 raise typer.Exit(EXIT_BAD_INPUT)
             return
-        text = external_command(name, path, variant=variant, limit=limit, seed=seed,
-                                check=check, as_json=as_json, details=details)
+        with progress_bar(enabled=not check) as bar:
+            task = bar.add_task(f"{name}: items scored", total=None)
+            text = external_command(name, path, variant=variant, limit=limit, seed=seed,
+                                    check=check, as_json=as_json, details=details,
+                                    progress=lambda n: bar.advance(task, n))
     except AnalogistError as e:
         _fail(str(e))
     sys.stdout.write(text)

@@ -13,6 +13,7 @@ from analogist.cli.base import (
     _fail,
     app,
     make_app,
+    progress_bar,
 )
 from analogist.errors import AnalogistError
 
@@ -36,7 +37,6 @@ def demo_command(
     import tempfile
 
     from rich.console import Console  # rich only for terminal output: --json skips it
-    from rich.progress import Progress
     from rich.text import Text
 
     from analogist.casebook import load_casebook
@@ -56,7 +56,7 @@ def demo_command(
                 make_app(Path(tmp) / "demo.db", namespace="demo", k=k, critic=False,
                          parametric=False) as api:
             m = api.memory()
-            with Progress(transient=True, console=console) as bar:
+            with progress_bar() as bar:
                 task = bar.add_task("loading the casebook", total=len(entries))
                 api.add_many([e.signature for e in entries], batch_size=25,
                              progress=lambda n: bar.update(task, completed=n))

@@ -17,6 +17,7 @@ from analogist.cli.base import (
     _open_store,
     app,
     make_app,
+    progress_bar,
 )
 from analogist.errors import AnalogistError
 
@@ -31,6 +32,7 @@ app.add_typer(foresight_app, name="foresight")
 def _resolve_target(target: str, corpus_path: Path | None, api: Any) -> Any:
     """(event, corpus): a path to an event file (read first, so its errors come first), or the
     id, name or alias of a corpus event."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.foresight.event import load_corpus, load_event
 
     path = Path(target)
@@ -87,7 +89,6 @@ def foresight_brief_command(
     """Find historical analogies for TARGET by mechanism and write the Structural Analogy
     Brief: predicted hidden factors with posteriors, invariants, limitations, uncertainties."""
     from rich.console import Console  # rich only for terminal output: --json skips it
-    from rich.progress import Progress
     from rich.text import Text
 
     from analogist.foresight.brief import brief_json, brief_markdown, write_brief
@@ -100,7 +101,7 @@ def foresight_brief_command(
                                           carryover=carryover, calibration=calibration, pi=pi,
                                           q=q, p=p, delta=delta, min_fidelity=min_fidelity)
             tev, corpus = _resolve_target(target, corpus_path, api)
-            with Progress(transient=True, disable=as_json) as bar:
+            with progress_bar() as bar:
                 task = bar.add_task("foresight rounds", total=rounds + 1)
                 res, _ = api.foresight(tev, cutoff=cutoff, params=params, corpus=corpus,
                                        use_store=store is not None, embedding=embedding,
@@ -177,6 +178,7 @@ def foresight_add_command(
     namespace: str = typer.Option("default", "--namespace", help=NAMESPACE_HELP),
 ) -> None:
     """Store events (as Signatures of kind 'event') in memory, all or nothing."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.foresight.event import load_event
 
     try:
@@ -203,6 +205,7 @@ def foresight_eval_command(
 ) -> None:
     """Hidden-factor recall and precision at 1 − δ over corpus targets (leave-one-out), for
     CANA and the surface-only baseline in the same run."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.foresight.calibrate import bundled_calibration, load_calibration
     from analogist.foresight.evaluate import evaluate
     from analogist.foresight.event import load_corpus
@@ -219,9 +222,7 @@ def foresight_eval_command(
         corpus = load_corpus(corpus_path)
         names = [a.strip() for a in arms.split(",") if a.strip()]
         tl = [t.strip() for t in targets.split(",")] if targets else None
-        from rich.progress import Progress
-
-        with Progress(disable=not progress) as bar:
+        with progress_bar(enabled=progress) as bar:
             task = bar.add_task("targets", total=None)
             res = evaluate(corpus, params=ForesightParams(calibration=cal), arms=names,
                            pool=pool, targets=tl, surface_calibration=scal,
@@ -249,6 +250,7 @@ def foresight_calibrate_command(
 ) -> None:
     """Count Theorem 5's π per position and (q, p) per analogy strength on the corpus's
     development targets, for the CANA arm and the surface baseline."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.foresight.calibrate import calibrate
     from analogist.foresight.evaluate import eval_targets, split_of
     from analogist.foresight.event import load_corpus
@@ -266,9 +268,7 @@ def foresight_calibrate_command(
                f"events); analogist {__version__}; 'analogist foresight calibrate --split "
                f"{split}'")
         data = {}
-        from rich.progress import Progress
-
-        with Progress(disable=not progress) as bar:
+        with progress_bar(enabled=progress) as bar:
             for arm in ("cana", "surface"):
                 task = bar.add_task(arm, total=len(targets))
                 data[arm] = calibrate(corpus, targets, params=ForesightParams(), arm=arm,

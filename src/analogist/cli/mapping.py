@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from analogist.cli.base import (
+    SIGNATURE_SUFFIXES,
     _fail,
     app,
     load_description,
@@ -27,9 +28,11 @@ if TYPE_CHECKING:
 def load_vocabulary(path: Path) -> Any:
     """A vocabulary file: ``.vcb`` (the reference SME's format), ``.json`` or ``.yaml``."""
     if path.suffix.lower() == ".vcb":
+        # the library loads inside the command, so that `analogist --help` starts at once
         from analogist.sme.formats import read_vcb
 
         return read_vcb(path)
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.vocabulary import Vocabulary
 
     return Vocabulary.load(path)
@@ -72,9 +75,10 @@ def render_result(console: Console, result: Any, base: Description, target: Desc
         return
     for i, m in enumerate(result.mappings, 1):
         console.print()
-        console.rule(Text(f"mapping {i}: score {m.score:.4f}, {m.mh_count} match hypotheses"),
+        console.rule(Text(f"mapping {i}: raw SES {m.score:.4f}, {m.mh_count} match hypotheses"),
                      align="left")
-        console.print(Text(f"score: {m.score:.6g}"))
+        console.print(Text(f"raw SES (SME's structural evaluation score, unbounded): "
+                           f"{m.score:.6g}"))
         corr = Table(title="correspondences", title_justify="left")
         corr.add_column("kind")
         corr.add_column(f"base ({base.name})", overflow="fold")
@@ -148,12 +152,33 @@ def map_command(
             vocabulary = load_vocabulary(vocab) if vocab is not None else None
             b = load_description(base, vocabulary)
             t = load_description(target, vocabulary)
+        # the library loads inside the command, so that `analogist --help` starts at once
         from analogist.sme import match
 
         result = match(b, t)
+        report = None
+        if example is None and _is_signature(base) and _is_signature(target):
+            # two Signatures: the judge's report on the same mapping, with its one named score
+            from analogist.judge import judge_mapping
+            from analogist.signature import load_signature
+
+            report = judge_mapping(load_signature(base), load_signature(target), b, t, result)
     except AnalogistError as e:
         _fail(str(e))
     if as_json:
-        sys.stdout.write(json.dumps(result.to_json(), indent=2) + "\n")
+        data = result.to_json()
+        if report is not None:
+            data["report"] = report.to_json()
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return
-    render_result(Console(), result, b, t)
+    from rich.text import Text  # rich only for terminal output: --json skips it
+
+    console = Console()
+    render_result(console, result, b, t)
+    if report is not None:
+        console.print()
+        console.print(Text(report.render()))
+
+
+def _is_signature(path: Path | None) -> bool:
+    return path is not None and path.suffix.lower() in SIGNATURE_SUFFIXES

@@ -1,5 +1,6 @@
 """The store commands: ``init``, ``add`` (signatures, or texts with ``--from-text``), ``show``,
-``list``, ``delete`` and ``log``."""
+``list``, ``delete`` and ``log``; ``store place`` and ``store placements`` (a
+PostgreSQL store partitioned across servers)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from analogist.cli.base import (
     app,
     default_store_path,
     make_app,
+    progress_bar,
 )
 from analogist.cli.encode import _encode_files
 from analogist.errors import AnalogistError
@@ -58,8 +60,7 @@ def add_command(
                                       help="With --from-text: the episodes' surface domain."),
 ) -> None:
     """Store episodes (bulk, one transaction per batch, with a progress bar)."""
-    from rich.progress import Progress
-
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.bulk import iter_records
     from analogist.signature import (
         check_vocabulary,
@@ -101,7 +102,7 @@ def add_command(
             raise AnalogistError("no episodes in the input; expected a signature, a list of "
                                  "them or {episodes: [...]}", source=str(files[0]))
         with make_app(store, namespace=namespace, embeddings=embed) as api, \
-                Progress(transient=True) as bar:
+                progress_bar() as bar:
             api.memory().check_new(episode_ids, namespace=namespace)  # before anything is stored
             task = bar.add_task("adding", total=n_records)
             ids = api.add_many((rec for _where, rec in records()), batch_size=batch_size,
@@ -135,6 +136,7 @@ def show_command(
     as_json: bool = typer.Option(False, "--json", help="JSON instead of YAML."),
 ) -> None:
     """Print one stored episode."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.signature import dump_signature
 
     try:
@@ -202,7 +204,7 @@ def log_command(
         typer.echo(json.dumps(rows, indent=2, default=str))
         return
     t = Table(title=f"analogy log, namespace {namespace!r}", title_justify="left")
-    for col in ("id", "created_at", "target", "verdict", "score", "transferred"):
+    for col in ("id", "created_at", "target", "verdict", "similarity", "transferred"):
         t.add_column(col)
     for r in rows:
         target = r.get("target") or {}
@@ -210,4 +212,54 @@ def log_command(
                   str(target.get("episode_id") if isinstance(target, dict) else target),
                   str(r.get("verdict")), f"{r['score']:.3f}" if r.get("score") is not None
                   else "", str(r.get("transferred")))
+    Console().print(t)
+
+
+store_app = typer.Typer(help="Where a PostgreSQL store's namespaces live: partitions on other "
+                             "PostgreSQL servers (declarative partitioning and postgres_fdw).",
+                        no_args_is_help=True)
+app.add_typer(store_app, name="store")
+
+
+@store_app.command("place")
+def place_command(
+    namespace: str = typer.Argument(..., help="The namespace to place."),
+    server: list[str] = typer.Option(..., "--server",
+                                     help="postgresql:// URL of a database on another server; "
+                                          "give it several times to spread the namespace over "
+                                          "them by hash of the episode's row id."),
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP + " Here: the "
+                                      "PostgreSQL store (the coordinator)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
+) -> None:
+    """Put a namespace of a PostgreSQL store on other PostgreSQL servers (its stored episodes
+    move there in one transaction; every command keeps using the store's URL)."""
+    from analogist.memory.pg_partition import place
+
+    placed = _with_store(store, lambda m: place(m, namespace, server))
+    if as_json:
+        typer.echo(json.dumps(placed, indent=2))
+        return
+    how = "by hash over " if len(placed["servers"]) > 1 else "on "
+    typer.echo(f"namespace {namespace!r} placed {how}{', '.join(placed['servers'])}")
+
+
+@store_app.command("placements")
+def placements_command(
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
+) -> None:
+    """Which namespaces of a PostgreSQL store live on other servers (the rest stay in the
+    store's own database)."""
+    from analogist.memory.pg_partition import placements
+
+    rows = _with_store(store, placements)
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    t = Table(title=f"{len(rows)} placed namespace(s)", title_justify="left")
+    for col in ("namespace", "servers", "placed_at"):
+        t.add_column(col)
+    for r in rows:
+        t.add_row(r["namespace"], ", ".join(r["servers"]), r["placed_at"])
     Console().print(t)

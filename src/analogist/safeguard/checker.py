@@ -159,7 +159,7 @@ class Safeguard:
         for u in rep.unknowns:
             if u.split("(")[0] not in named:
                 missed.append(f"the source's {say(u, s)} has no counterpart in the target")
-        summary = {"kind": "text", "score": round(rep.normalized_score, 4),
+        summary = {"kind": "text", "similarity": round(rep.similarity, 4),
                    "likenesses": [a for a, _ in rep.likenesses]}
         return missed[:MAX_MISSED], summary
 

@@ -75,8 +75,8 @@ def map_payload(source: Signature, target: Signature, *, vocab: Vocabulary | Non
 
     Keys: ``source`` / ``target`` (id, kind, gist, entities, expressions from
     :func:`describe`), ``correspondences`` (the best SME mapping's entity and expression pairs,
-    each ``{"kind", "source", "target"}`` with element keys), ``score`` and ``mapping`` (the
-    mapping's own JSON), ``report`` (:meth:`analogist.judge.AnalogyReport.to_json`: the
+    each ``{"kind", "source", "target"}`` with element keys), ``raw_ses`` (SME's raw score;
+    ``score`` is its old name) and ``mapping`` (the mapping's own JSON), ``report`` (:meth:`analogist.judge.AnalogyReport.to_json`: the
     likeness / difference / unknown table, conclusions and transfer verdict) and ``inferences``
     (candidate inferences: S-expression, the base expression it comes from, its skolems).
 
@@ -110,6 +110,7 @@ def map_payload(source: Signature, target: Signature, *, vocab: Vocabulary | Non
         "source": side(source, sd),
         "target": side(target, td),
         "correspondences": corr,
+        "raw_ses": best.score if best is not None else 0.0,
         "score": best.score if best is not None else 0.0,
         "mapping": best.to_json() if best is not None else None,
         "report": report.to_json(),

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from analogist.errors import AnalogistError
-from analogist.io import read_text
+from analogist.io import json_depth_check, read_text
 
 #: Largest benchmark file a loader reads (bytes). The largest published file (AnaloBench T1
 #: Full Base) is about 3 MB.
@@ -242,6 +242,7 @@ def clean(v: Any) -> str:
 
 def read_json(path: Path, expected: str) -> Any:
     text = read_file_text(path, expected)
+    json_depth_check(text, source=str(path))     # before the parser recurses into it
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
@@ -259,6 +260,7 @@ def read_jsonl(path: Path, required: Sequence[str], what: str
     """
     expected = f"{what} (JSON lines with the keys {', '.join(required)})"
     text = read_file_text(path, expected)
+    json_depth_check(text, source=str(path))     # before the parser recurses into a line
     out: list[tuple[int, dict[str, Any]]] = []
     skipped: Counter[str] = Counter()
     first = True

@@ -35,6 +35,7 @@ from analogist.bench.external.base import (
 )
 from analogist.bench.external.sample import subsample
 from analogist.errors import AnalogistError
+from analogist.io import json_depth_check
 
 POOL = ("history_event_text", "history_intro_text")
 POPULAR = ("event_name", "event_intro", "target_event")
@@ -51,8 +52,9 @@ def _kind(path: Path) -> str | None:
     try:
         with open(path, "rb") as fh:
             first = fh.readline(1 << 22).decode("utf-8")
+        json_depth_check(first)          # a sniff: too deep is "not this kind", not a crash
         obj = json.loads(first)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AnalogistError):
         return None
     if not isinstance(obj, dict):
         return None

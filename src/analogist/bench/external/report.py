@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
 from rich.progress import Progress
 
 from analogist.bench.external.published import anchors, render
@@ -92,7 +93,11 @@ class _progress:
         if not self.show:
             return lambda n: None
 
-        self.bar = Progress(transient=True)
+        # on stderr, never redirecting stdout (the report, JSON included, stays clean); silent
+        # when stderr is not a terminal
+        console = Console(stderr=True)
+        self.bar = Progress(transient=True, console=console, redirect_stdout=False,
+                            redirect_stderr=False, disable=not console.is_terminal)
         self.bar.start()
         self.task = self.bar.add_task("scoring items", total=self.total)
         return lambda n: self.bar.advance(self.task, n)  # type: ignore[union-attr]

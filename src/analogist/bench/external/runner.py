@@ -530,13 +530,15 @@ def render_check(c: dict[str, Any]) -> str:
 def external_command(name: str, path: str | Path, *, variant: str | None = None,
                      limit: int | None = None, seed: int = 0, check: bool = False,
                      as_json: bool = False, details: str | Path | None = None,
-                     encoder: Any = None, embedder: Any = None) -> str:
+                     encoder: Any = None, embedder: Any = None,
+                     progress: Callable[[int], None] | None = None) -> str:
     """What ``analogist bench external NAME PATH`` prints (the CLI is a thin wrapper).
 
     ``check`` → load and count only (no model is loaded). ``as_json`` → the summary JSON only;
     else a table with one paired McNemar line per baseline. ``details`` also writes
     :meth:`ExternalResult.details` as JSON to that file. Bad input raises
-    :class:`~analogist.errors.AnalogistError` before any model is loaded.
+    :class:`~analogist.errors.AnalogistError` before any model is loaded. ``progress`` is
+    called with the number of items just scored (the CLI's progress bar).
     """
     if details is not None:
         parent = Path(details).parent
@@ -547,7 +549,8 @@ def external_command(name: str, path: str | Path, *, variant: str | None = None,
     if check:
         c = check_summary(bench)
         return json.dumps(c, indent=2) + "\n" if as_json else render_check(c)
-    res = run_benchmark(bench, params=params, encoder=encoder, embedder=embedder)
+    res = run_benchmark(bench, params=params, encoder=encoder, embedder=embedder,
+                        progress=progress)
     if details is not None:
         try:
             Path(details).write_text(json.dumps(res.details(), indent=1) + "\n")

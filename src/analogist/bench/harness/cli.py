@@ -4,6 +4,7 @@ parse options, call these and print)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,12 +50,13 @@ def _paraphrases(path: Path | None) -> list[dict[str, Any]]:
 
 
 def eval_build(store: Path | None, namespace: str, out: Path,
-               paraphrases: Path | None = None) -> GoldSet:
+               paraphrases: Path | None = None,
+               progress: Callable[[int, int], None] | None = None) -> GoldSet:
     p = _existing_store(store)
     recs = _paraphrases(paraphrases)
     with Memory.open(p) as m:
         try:
-            gold = build_goldset(m, namespace, paraphrases=recs)
+            gold = build_goldset(m, namespace, paraphrases=recs, progress=progress)
         except AnalogistError as e:
             if paraphrases is not None and e.field and e.field.startswith("paraphrases"):
                 raise type(e)(e.message, source=str(paraphrases), field=e.field) from None

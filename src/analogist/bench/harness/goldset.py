@@ -54,7 +54,7 @@ import json
 import random
 import re
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -416,12 +416,16 @@ class _PairRater:
 # -- build ---------------------------------------------------------------------------------------
 def build_goldset(memory: Any, namespace: str = "default", *,
                   paraphrases: Sequence[Mapping[str, Any]] = (),
-                  params: GoldSetParams | None = None) -> GoldSet:
+                  params: GoldSetParams | None = None,
+                  progress: Callable[[int, int], None] | None = None) -> GoldSet:
     """Derive a gold set from one namespace (see the module docstring).
 
     ``paraphrases``: hand-written ``{"target": episode_id, "text": query}`` records (optional
     ``"id"``). Each is machine-checked; a query sharing a content word with its target, or naming
     a target that is not a live episode, fails the build with :class:`GoldSetError`.
+    ``progress`` (optional) is called with (episodes examined, live episodes) while the
+    structural queries are mined, the long step (each examined episode is mapped onto every
+    other).
     """
     p = params or GoldSetParams()
     corpus = read_corpus(memory, namespace)
@@ -559,7 +563,9 @@ def build_goldset(memory: Any, namespace: str = "default", *,
     # structural
     n = 0
     rater = _PairRater(corpus) if p.n_structural else None
-    for eid in live:
+    for examined, eid in enumerate(live):
+        if progress is not None:
+            progress(examined, len(live))
         if n >= p.n_structural or rater is None:
             break
         if corpus.data[eid].get("kind") == "schema":
@@ -580,6 +586,8 @@ def build_goldset(memory: Any, namespace: str = "default", *,
             signature=corpus.data[eid], exclude=(eid,),
             check={"source": eid, "answers": {o: list(found[o]) for o in answers}}))
 
+    if progress is not None:
+        progress(len(live), len(live))
     return GoldSet(namespace, corpus.fingerprint_hash, len(corpus.data), p, tuple(queries))
 
 

@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
 from analogist.bench.parb import metrics as M
@@ -610,5 +611,10 @@ class _NullBar:
 def _progress(enabled: bool) -> Any:
     if not enabled:
         return _NullBar()
+    # on stderr, never redirecting stdout (the report, JSON included, stays clean); silent
+    # when stderr is not a terminal
+    console = Console(stderr=True)
     return Progress("[progress.description]{task.description}", BarColumn(),
-                    MofNCompleteColumn(), TimeRemainingColumn())
+                    MofNCompleteColumn(), TimeRemainingColumn(), console=console,
+                    redirect_stdout=False, redirect_stderr=False,
+                    disable=not console.is_terminal)

@@ -177,9 +177,9 @@
     const tr = $("transfer");
     tr.textContent = "";
     tr.setAttribute("data-verdict", r.verdict);
-    tr.appendChild(el("p", {}, "verdict: " + r.verdict + " \u00b7 score " + r.score.toFixed(3) +
-      " (normalized " + r.normalized_score.toFixed(3) + ") \u00b7 " + Math.round(100 * r.coverage) +
-      "% of the source's relations and edges mapped"));
+    tr.appendChild(el("p", {}, "verdict: " + r.verdict + " \u00b7 similarity " +
+      r.similarity.toFixed(3) + " (normalized structural score; raw SES " + r.raw_ses.toFixed(3) +
+      ") \u00b7 " + Math.round(100 * r.coverage) + "% of the source's relations and edges mapped"));
     tr.appendChild(el("p", {}, r.mechanism
       ? "mechanism: " + r.mechanism + " \u2192 " + (r.transfer_mechanism ? "transfer" : "do NOT transfer")
       : "mechanism: none stated in the source"));
