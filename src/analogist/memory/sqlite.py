@@ -74,6 +74,7 @@ import math
 import re
 import sqlite3
 import threading
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -1111,8 +1112,6 @@ class Memory:
         """The content counts of the episodes of ``namespace`` with row id above ``after_id``,
         in id order, streamed into a CSR matrix (one row's counts in memory at a time), with
         each row's WL fingerprint of ``depth`` (None when it has none)."""
-        from array import array
-
         ns = _namespace(namespace)
         ids = array("q")
         indptr = array("q", [0])
