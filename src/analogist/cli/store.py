@@ -234,6 +234,7 @@ def place_command(
 ) -> None:
     """Put a namespace of a PostgreSQL store on other PostgreSQL servers (its stored episodes
     move there in one transaction; every command keeps using the store's URL)."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.memory.pg_partition import place
 
     placed = _with_store(store, lambda m: place(m, namespace, server))
@@ -251,12 +252,16 @@ def placements_command(
 ) -> None:
     """Which namespaces of a PostgreSQL store live on other servers (the rest stay in the
     store's own database)."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.memory.pg_partition import placements
 
     rows = _with_store(store, placements)
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
+    from rich.console import Console  # rich only for terminal output: --json skips it
+    from rich.table import Table
+
     t = Table(title=f"{len(rows)} placed namespace(s)", title_justify="left")
     for col in ("namespace", "servers", "placed_at"):
         t.add_column(col)

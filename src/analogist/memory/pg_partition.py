@@ -54,6 +54,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from analogist.memory import pg_mac
 from analogist.memory.sqlite import StoreError, _namespace
 
 __all__ = ["EPISODE_TABLES", "Placement", "place", "placements", "remote_ddl"]
@@ -100,13 +101,13 @@ def _key(text: str) -> str:
 
 
 def _message(e: BaseException) -> str:
-    from analogist.memory.postgres import _pg_message
+    from analogist.memory.postgres import _pg_message  # psycopg, on use
 
     return _pg_message(e)
 
 
 def _psycopg() -> Any:
-    try:
+    try:  # psycopg is the optional postgres extra
         import psycopg
         from psycopg import sql
     except ImportError:  # pragma: no cover - PgMemory needs psycopg already
@@ -115,7 +116,7 @@ def _psycopg() -> Any:
 
 
 def _server_params(url: str) -> dict[str, str]:
-    from analogist.memory.postgres import is_postgres_url, redact_url
+    from analogist.memory.postgres import is_postgres_url, redact_url  # psycopg, on use
 
     psycopg, _ = _psycopg()
     if not is_postgres_url(url):
@@ -133,8 +134,6 @@ def _server_params(url: str) -> dict[str, str]:
 
 
 def _pg(memory: Any) -> Any:
-    from analogist.memory import pg_mac
-
     if not pg_mac.applies(memory):
         raise StoreError("partitioning across servers needs a PostgreSQL store "
                          "(--store postgresql://...)", field="store")
@@ -179,7 +178,7 @@ def _is_partitioned(pg: Any) -> bool:
 def _partition_tables(pg: Any) -> None:
     """Turn the coordinator's four episode tables into ``PARTITION BY LIST (namespace)`` tables
     whose DEFAULT partition is the original table (inside the caller's transaction)."""
-    from analogist.memory.postgres import _TRIGGERS
+    from analogist.memory.postgres import _TRIGGERS  # psycopg, on use
 
     if _is_partitioned(pg):
         return
@@ -200,13 +199,16 @@ def _partition_tables(pg: Any) -> None:
 
 
 def _foreign_server(pg: Any, params: dict[str, str]) -> str:
-    """The coordinator's ``postgres_fdw`` server (and user mapping) for ``params``."""
+    """The coordinator's ``postgres_fdw`` server (and user mapping) for ``params``. Row
+    estimates come from the remote server (``use_remote_estimate``): a foreign table has no
+    statistics of its own, and planned as one row a stage-1 read joins the namespace's tables
+    by a nested loop that rescans the remote side once per row (quadratic)."""
     _, sql = _psycopg()
     host, port, db = params["host"], params.get("port", "5432"), params["dbname"]
     name = "analogist_" + _key(f"{host}:{port}/{db}")
     pg.execute(sql.SQL("CREATE SERVER IF NOT EXISTS {} FOREIGN DATA WRAPPER postgres_fdw "
                        "OPTIONS (host {}, port {}, dbname {}, batch_size '500', "
-                       "fetch_size '2000')").format(
+                       "fetch_size '2000', use_remote_estimate 'true')").format(
         sql.Identifier(name), sql.Literal(host), sql.Literal(port), sql.Literal(db)))
     opts = [sql.SQL("user {}").format(sql.Literal(params.get("user") or "postgres"))]
     if params.get("password"):
@@ -233,7 +235,7 @@ def place(memory: Any, namespace: str, servers: Sequence[str]) -> Placement:
     given. The namespace's rows already stored move there in the same transaction. Creates what
     is missing on the coordinator (``postgres_fdw``, the partitioned tables, the foreign server
     and the user mapping) and on each server (a schema with the episode tables)."""
-    from analogist.memory.postgres import redact_url
+    from analogist.memory.postgres import redact_url  # psycopg, on use
 
     psycopg, sql = _psycopg()
     pg = _pg(memory)
