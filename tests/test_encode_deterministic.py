@@ -448,3 +448,19 @@ def test_subject_pronoun_prefers_an_earlier_main_clause_subject(enc):
     res = enc.encode("The company moved the sailing. Because the desk relied on the timetable, "
                      "it sold the tickets.")
     assert ("sell", "desk", "tickets") in _rels(res)
+
+
+def test_a_denied_ability_is_the_subjects_failure(enc):
+    # "no engine could refill its tank" / "no tailor could cut the cloth": one state, failure of
+    # the subject, whatever its job was, so two cascades in two domains share the edge
+    for text, agent, part in (
+            ("Because every engine depended on the pump, no engine could refill its tank.",
+             "engine", "pump"),
+            ("Because every tailor depended on the cutter, no tailor could cut the cloth.",
+             "tailor", "cutter")):
+        res = enc.encode(text)
+        roles = res.signature.roles
+        edges = {(e.cause.predicate, tuple(roles[a] for a in e.cause.args), e.edge,
+                  e.effect.predicate, tuple(roles[a] for a in e.effect.args))
+                 for e in res.signature.causal_chain}
+        assert ("depends_on", (agent, part), "causes", "failure", (agent,)) in edges

@@ -64,6 +64,7 @@ class _Clause:
     sources: list[_Mention] = field(default_factory=list)   # "copies X *from Y*" beside a dobj
     objects_moved: bool = False    # "nobody checked X": X became the subject of a state
     object_negated: bool = False   # "had *no* paper", "got *nothing*": the object is denied
+    unable: bool = False           # "could not refill", "no engine could refill": ability denied
 
 
 @dataclass
@@ -314,6 +315,8 @@ class _ClauseReader:
         c.object_negated = any(
             ch.dep_ == "dobj" and (ch.lower_ in ("none", "nothing") or any(
                 d.dep_ == "det" and d.lower_ == "no" for d in ch.children)) for ch in children)
+        c.unable = c.negated and any(ch.dep_ == "aux" and ch.lower_ in ("can", "could", "ca")
+                                     for ch in children)
 
         subj_toks = [ch for ch in children if ch.dep_ in ("nsubj", "csubj", "expl")]
         pass_toks = [ch for ch in children if ch.dep_ == "nsubjpass"]

@@ -111,7 +111,8 @@ Pipeline
    truth" → ``trusts_as_authoritative``, "drift away from" → ``diverges_from``, "work off / read
    from" → ``reads_from``; a negated check verb, "never checks", → ``skips_check``; a denied having or getting, "had
    no paper", "got no water", "did not receive the dose", → ``lacks``, which is given by this
-   rule only, never by a score against its definition), then by the
+   rule only, never by a score against its definition; a denied ability, "no engine could
+   refill its tank", "the desk could not print tickets", → the subject's ``failure``), then by the
    embedder's cosine between the pattern sentence ("the first role
    copies from the second") and each definition of the right arity, accepted above
    ``embed_threshold`` with ``embed_margin`` over the runner-up (the pattern includes the

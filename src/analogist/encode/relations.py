@@ -83,6 +83,11 @@ class _RelationTyper:
     def _type_uncached(self, c: _Clause, arity: int, vec: np.ndarray | None) -> _Typed:
         lemma = c.lemma
         surface = c.verb_text.split(" ")[0]
+        if c.unable and self.vocab.get("failure") is not None and not (
+                lemma in _POSSESSION_VERBS or lemma in _CHECK_VERBS):
+            # "no engine could refill its tank", "the desk could not print tickets": the subject
+            # cannot do its job, whatever the job is (the verb stays in the triples)
+            return _Typed("failure", 1, False, 1.0, self.vocab.get("failure").definition)
         if arity == 1:
             word = c.state or lemma
             name = _STATE_PHRASES.get(c.verb)      # "burnt out", "went flat", "came loose"
