@@ -1,5 +1,6 @@
 """Bulk signature files read as a stream: every accepted shape, bad input located by file, record
-and line, files over the old 4 MiB cap, and ``analogist add`` over them (all or nothing)."""
+and line, files over the old 4 MiB cap, and ``analogist add`` over them (all or nothing), on a
+store of each backend (conftest's ``store``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typer.testing import CliRunner
 from analogist.bulk import MAX_RECORD_BYTES, iter_records
 from analogist.cli import app
 from analogist.errors import AnalogistError, InputTooLargeError, ParseError
-from analogist.memory.sqlite import Memory
+from analogist.memory import open_memory
 
 RECS = [{"episode_id": f"e{i}", "note": "n" * (i % 7)} for i in range(60)]
 
@@ -98,8 +99,7 @@ def test_a_record_over_the_limit_is_refused(tmp_path: Path) -> None:
         list(iter_records(f))
 
 
-def test_cli_add_streams_a_bulk_file_all_or_nothing(tmp_path: Path) -> None:
-    store = tmp_path / "s.db"
+def test_cli_add_streams_a_bulk_file_all_or_nothing(tmp_path: Path, store: str) -> None:
     runner = CliRunner()
     good = tmp_path / "good.jsonl"
     good.write_text("\n".join(json.dumps(ledger(f"l{i}")) for i in range(30)))
@@ -119,5 +119,5 @@ def test_cli_add_streams_a_bulk_file_all_or_nothing(tmp_path: Path) -> None:
         r = runner.invoke(app, ["add", str(f), "--store", str(store), "--no-embed",
                                 "--batch-size", "5"])
         assert r.exit_code == 2 and needle in r.output and "Traceback" not in r.output
-    with Memory.open(store) as m:
+    with open_memory(store) as m:
         assert m.count() == 30

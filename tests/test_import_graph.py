@@ -157,6 +157,71 @@ def test_the_graph_sees_imports():
     assert "analogist.app" in edges["analogist.server"]
 
 
+# -- lazy imports and the environment ------------------------------------------------------------
+
+def _lazy_imports() -> list[tuple[Path, int, int]]:
+    """``(file, first line, last line)`` of every import statement inside a function."""
+    out = []
+    for f in sorted((SRC / "analogist").rglob("*.py")):
+        seen: set[int] = set()
+        for fn in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, (ast.Import, ast.ImportFrom)) and node.lineno not in seen:
+                    seen.add(node.lineno)
+                    out.append((f, node.lineno, node.end_lineno or node.lineno))
+    return out
+
+
+def _unexplained(imports: list[tuple[Path, int, int]], root: Path = SRC) -> list[str]:
+    """The lazy imports without a reason: a comment on the statement, on the line above its run
+    of import lines (blank lines between them do not end a run; a ``try:`` opening the run counts
+    as part of it), or on another statement of that run."""
+    by_file: dict[Path, list[tuple[int, int]]] = {}
+    for f, a, b in imports:
+        by_file.setdefault(f, []).append((a, b))
+    bad = []
+    for f, spans in by_file.items():
+        lines = f.read_text(encoding="utf-8").splitlines()
+        covered = {i for a, b in spans for i in range(a, b + 1)}
+
+        def joined(i: int) -> bool:  # an import line, or a blank line inside a run of them
+            return i in covered or (1 <= i <= len(lines) and not lines[i - 1].strip())
+
+        for a, b in spans:
+            start, end = a, b
+            while start - 1 in covered or (joined(start - 1) and start - 2 in covered):
+                start -= 1
+            while end + 1 in covered or (joined(end + 1) and end + 2 in covered):
+                end += 1
+            above = lines[start - 2].strip() if start >= 2 else ""
+            if above.startswith("try:") and "#" not in above and start >= 3:
+                above = lines[start - 3].strip()
+            if not (any("#" in lines[i - 1] for i in range(start, end + 1))
+                    or above.startswith("#") or (above.startswith("try:") and "#" in above)):
+                bad.append(f"{f.relative_to(root)}:{a}: {lines[a - 1].strip()}")
+    return bad
+
+
+def test_every_lazy_import_says_why():
+    """An import inside a function is for a heavy or optional dependency, or for the CLI's
+    start-up (ARCHITECTURE.md, "Where to put new code"); a one-line comment says which."""
+    bad = _unexplained(_lazy_imports())
+    assert not bad, "in-function imports without a reason comment:\n" + "\n".join(bad)
+
+
+def test_the_lazy_import_check_can_fail(tmp_path: Path):
+    f = tmp_path / "m.py"
+    f.write_text("def a():\n    import json\n    return json\n\n"
+                 "def b():\n    # heavy\n    import csv\n\n    import re\n    return csv, re\n\n"
+                 "def c():\n    try:  # optional\n        import zlib\n    except ImportError:\n"
+                 "        pass\n", encoding="utf-8")
+    spans = [(f, 2, 2), (f, 7, 7), (f, 9, 9), (f, 14, 14)]
+    assert _unexplained(spans, root=tmp_path) == ["m.py:2: import json"]
+
+
+
 # -- the environment -----------------------------------------------------------------------------
 
 # Modules that read the process environment: the application layer's Settings, and the LLM and

@@ -332,6 +332,37 @@ def test_migrations_recorded_and_idempotent(db: Path) -> None:
     assert tables(db) >= TABLES
 
 
+def test_version_4_store_migrates_child_namespaces(db: Path, monkeypatch: pytest.MonkeyPatch
+                                                   ) -> None:
+    """Schema v5 gives the episode child tables a namespace column (partitioning by namespace):
+    a store written at v4 gets each child row's namespace from its episode, and reads the
+    same afterwards."""
+    monkeypatch.setattr(msql, "MIGRATIONS", msql.MIGRATIONS[:4])
+    monkeypatch.setattr(msql, "SCHEMA_VERSION", 4)
+    with open_memory(db) as mem:
+        for ns in ("n1", "n2"):
+            mem.add_many([sig(f"{ns}-{i}", (f"p{i}", "derives_from")) for i in range(4)],
+                         namespace=ns)
+        mem.supersede(f"{ns}-0", f"{ns}-1", namespace=ns)
+        before = {ns: (mem.content_rows(ns), mem.fingerprint_groups(ns)) for ns in ("n1", "n2")}
+    monkeypatch.undo()
+    with open_memory(db) as mem:
+        assert mem.schema_version() == SCHEMA_VERSION >= 5
+        for t in ("sig_relations", "sig_vectors", "sig_fingerprint"):
+            rows = mem.conn.execute(
+                f"SELECT COUNT(*), SUM(CASE WHEN c.namespace = s.namespace THEN 1 ELSE 0 END) "
+                f"FROM {t} c JOIN signatures s ON s.id = c.signature_id").fetchone()
+            assert rows[0] > 0 and rows[0] == rows[1], t
+        for ns in ("n1", "n2"):
+            assert (mem.content_rows(ns), mem.fingerprint_groups(ns)) == before[ns]
+        # deletion removes the child rows and clears the pointer of what it replaced
+        mem.delete("n2-1", namespace="n2")
+        assert mem.superseded("n2") == {}
+        for t, n in (("sig_fingerprint", 3), ("sig_vectors", 3), ("sig_relations", 6)):
+            assert mem.conn.execute(f"SELECT COUNT(*) FROM {t} WHERE namespace = ?",
+                                    ("n2",)).fetchone()[0] == n, t
+
+
 def test_forward_migration_and_failed_migration(db: Path, monkeypatch: pytest.MonkeyPatch
                                                 ) -> None:
     with open_memory(db) as mem:

@@ -1,10 +1,10 @@
 """The outcome loop (issue 21, build item 6): record what analogies led to, and ``triggers fit``
-and ``ledger`` read it — end to end through the CLI on a real SQLite store."""
+and ``ledger`` read it — end to end through the CLI, on a real store of each backend (conftest's
+``store``: a SQLite file, a PostgreSQL server)."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from analogist.cli import app
 from analogist.errors import AnalogistError
-from analogist.memory.sqlite import Memory
+from analogist.memory import open_memory
 from analogist.triggers import fit_triggers, record_outcome
 
 runner = CliRunner()
@@ -25,14 +25,14 @@ def _invoke(*args: str) -> Any:
     return r
 
 
-def _rows(store: Path) -> dict[str, int]:
-    with sqlite3.connect(store) as c:
-        return {t: c.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+def _rows(store: str) -> dict[str, int]:
+    with open_memory(store) as m:
+        return {t: m.conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
                 for t in ("analogy_log", "analogy_outcomes", "transfer_ledger")}
 
 
-def test_record_outcomes_then_triggers_fit_prints_fitted_rates(tmp_path: Path) -> None:
-    store = tmp_path / "loop.db"
+def test_record_outcomes_then_triggers_fit_prints_fitted_rates(tmp_path: Path, store: str
+                                                               ) -> None:
     log = tmp_path / "actions.json"
     repair = {"kind": "repair", "error_class": "timeout", "failed": True}
     log.write_text(json.dumps({"actions": [repair, repair,
@@ -76,10 +76,9 @@ def test_record_outcomes_then_triggers_fit_prints_fitted_rates(tmp_path: Path) -
     (["--helped"], "analogue used"),
     (["1", "--helped", "--counterfactual", "2"], "result"),
 ])
-def test_bad_outcomes_are_one_line_and_write_nothing(tmp_path: Path, args: list[str],
+def test_bad_outcomes_are_one_line_and_write_nothing(store: str, args: list[str],
                                                      needle: str) -> None:
-    store = tmp_path / "bad.db"
-    with Memory.open(store) as m:
+    with open_memory(store) as m:
         m.log_analogy(target={}, candidates=[], trigger=["error_logged"], tier=0)
     before = _rows(store)
     r = runner.invoke(app, ["outcome", *args, "--store", str(store)])
@@ -89,8 +88,8 @@ def test_bad_outcomes_are_one_line_and_write_nothing(tmp_path: Path, args: list[
     assert _rows(store) == before
 
 
-def test_library_outcome_is_one_transaction(tmp_path: Path) -> None:
-    with Memory.open(tmp_path / "lib.db") as m:
+def test_library_outcome_is_one_transaction(store: str) -> None:
+    with open_memory(store) as m:
         lid = m.log_analogy(target={}, candidates=[], trigger={"fired": ["high_stakes"]}, tier=2)
         with pytest.raises(AnalogistError) as e:     # a bad ledger value: nothing is written
             record_outcome(m, lid, helped=True, result=float("nan"))
@@ -102,13 +101,13 @@ def test_library_outcome_is_one_transaction(tmp_path: Path) -> None:
         assert m.outcomes()[0]["ledger_verdict"] == "better"
 
 
-def test_app_find_then_record_outcome_feeds_fit_and_ledger(tmp_path: Path) -> None:
+def test_app_find_then_record_outcome_feeds_fit_and_ledger(store: str) -> None:
     """The application layer closes the loop the way every face does: find, act, record."""
     from analogist import Analogist
     from analogist.casebook import load_casebook
 
     cases = [c for c in load_casebook() if c.decoy_of is None][:4]
-    with Analogist.open(tmp_path / "app.db", embeddings=False, llm=False) as api:
+    with Analogist.open(store, embeddings=False, llm=False) as api:
         for c in cases[1:]:
             api.add(c.signature)
         found = api.find(cases[0].signature, k=2)
@@ -125,5 +124,5 @@ def test_app_find_then_record_outcome_feeds_fit_and_ledger(tmp_path: Path) -> No
         assert fit["untriggered"]["with_outcome"] == 2
         assert fit["untriggered"]["useful_rate"] == 0.5
         assert fit["untriggered"]["negative_rate"] == 0.5
-    assert _rows(tmp_path / "app.db") == {"analogy_log": 2, "analogy_outcomes": 2,
+    assert _rows(store) == {"analogy_log": 2, "analogy_outcomes": 2,
                                           "transfer_ledger": 1}

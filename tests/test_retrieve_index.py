@@ -1,5 +1,7 @@
-"""The persistent stage-1 index: generation counters, the copy saved beside the store, appends,
-and rebuilds (with a note) of copies that cannot be trusted. Real SQLite files throughout."""
+"""The persistent stage-1 index: generation counters, the saved copy (beside a SQLite file, in
+the ``mac_index`` table of a PostgreSQL store), appends, and rebuilds (with a note) of copies that
+cannot be trusted. On a real store of each backend (conftest's ``store``); the damaged-copy cases
+are about the files beside a SQLite store (a PostgreSQL store's damaged row: test_pg_mac.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import pytest
 from analogist.casebook import load_casebook
 from analogist.index.content import ContentIndex
 from analogist.index.mac import MacIndex, index_root
-from analogist.memory.sqlite import Memory
+from analogist.memory import Memory, is_postgres_url, open_memory
 from analogist.retrieve import Retriever
 from analogist.signature import Signature, validate_signature
 
@@ -40,15 +42,31 @@ def _answers(mem: Memory, ns: str = "default") -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Path:
-    path = tmp_path / "s.db"
-    with Memory.open(path) as m:
+def filled(store: str) -> str:
+    """A store of each backend holding 40 casebook episodes."""
+    with open_memory(store) as m:
         m.add_many(CASES[:40])
-    return path
+    return store
 
 
-def _fresh_answers(path: Path, tmp: Path) -> list[dict[str, Any]]:
-    """The answers of a copy of the store without any saved index (built from SQLite)."""
+def _saved(store: str) -> bool:
+    """Whether the store has a saved stage-1 index (a file beside it, or a ``mac_index`` row)."""
+    if is_postgres_url(store):
+        with open_memory(store) as m:
+            pg = m.conn._pg
+            return pg.execute("SELECT to_regclass('mac_index')").fetchone()[0] is not None and \
+                pg.execute("SELECT COUNT(*) FROM mac_index").fetchone()[0] > 0
+    root = index_root(store)
+    return root is not None and any(root.glob("*.json"))
+
+
+def _fresh_answers(path: str, tmp: Path) -> list[dict[str, Any]]:
+    """The answers of the store built from its episode rows alone, without any saved index (a
+    copy of the SQLite file; on PostgreSQL, after removing the stored rows: call it last)."""
+    if is_postgres_url(path):
+        with open_memory(path) as m:
+            m.conn._pg.execute("DELETE FROM mac_index")
+            return _answers(m)
     copy = tmp / "copy.db"
     with Memory.open(path) as src, Memory.open(copy) as dst:
         src.conn.backup(dst.conn)
@@ -61,8 +79,8 @@ def _fresh_answers(path: Path, tmp: Path) -> list[dict[str, Any]]:
     return got
 
 
-def test_generation_counts_writes_and_rewrites(store: Path) -> None:
-    with Memory.open(store) as m:
+def test_generation_counts_writes_and_rewrites(filled: str) -> None:
+    with open_memory(filled) as m:
         g0, r0 = m.generation()
         assert g0 >= 40 and m.generation("elsewhere") == (0, 0)
         m.add(_renamed(CASES[45], "new-1"))
@@ -80,12 +98,11 @@ def test_generation_counts_writes_and_rewrites(store: Path) -> None:
         assert m.extent() == (40, max(m.content_matrix().ids))
 
 
-def test_saved_index_is_loaded_not_rebuilt(store: Path, tmp_path: Path,
+def test_saved_index_is_loaded_not_rebuilt(filled: str, tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    with Memory.open(store) as m:
+    with open_memory(filled) as m:
         first = _answers(m)
-    root = index_root(str(store))
-    assert root is not None and any(root.glob("*.json"))
+    assert _saved(filled)
     built: list[int] = []
     orig = MacIndex.build.__func__  # type: ignore[attr-defined]
 
@@ -94,33 +111,37 @@ def test_saved_index_is_loaded_not_rebuilt(store: Path, tmp_path: Path,
         return orig(cls, *a)
 
     monkeypatch.setattr(MacIndex, "build", classmethod(counting))
-    with Memory.open(store) as m:  # as a new process would
+    with open_memory(filled) as m:  # as a new process would
         r = Retriever(m, log=False)
         r.refresh()
         assert r.notes == [] and built == []
         assert _answers(m) == first
     monkeypatch.undo()
-    assert _fresh_answers(store, tmp_path) == first
+    assert _fresh_answers(filled, tmp_path) == first
 
 
-def test_rows_added_later_are_appended(store: Path, tmp_path: Path) -> None:
-    with Memory.open(store) as m:
+def test_rows_added_later_are_appended(filled: str, tmp_path: Path) -> None:
+    with open_memory(filled) as m:
         r = Retriever(m, log=False)
         r.refresh()
         m.add_many(CASES[40:50])
         r.refresh()
         assert r.notes == [] and len(r._index) == 50
         live = _answers(m)
-    with Memory.open(store) as m:  # the saved copy (40 rows) plus the 10 added since
+    with open_memory(filled) as m:  # the saved copy (40 rows) plus the 10 added since
         r = Retriever(m, log=False)
         r.refresh()
         assert r.notes == [] and len(r._index) == 50
         assert _answers(m) == live
-    assert _fresh_answers(store, tmp_path) == live
+    assert _fresh_answers(filled, tmp_path) == live
 
 
 @pytest.mark.parametrize("damage", ["truncated", "garbage pointer", "other store", "columns"])
-def test_a_damaged_index_is_rebuilt_with_a_note(store: Path, tmp_path: Path, damage: str) -> None:
+def test_a_damaged_index_is_rebuilt_with_a_note(filled: str, tmp_path: Path, damage: str) -> None:
+    if is_postgres_url(filled):
+        pytest.skip("damages the index files beside a SQLite store; a PostgreSQL store keeps its "
+                    "copy in a row (damaged-row rebuild: tests/test_pg_mac.py)")
+    store = filled
     with Memory.open(store) as m:
         want = _answers(m)
     root = index_root(str(store))
@@ -149,29 +170,32 @@ def test_a_damaged_index_is_rebuilt_with_a_note(store: Path, tmp_path: Path, dam
         assert r.notes == []
 
 
-def test_a_stale_index_after_a_delete_is_rebuilt(store: Path, tmp_path: Path) -> None:
-    with Memory.open(store) as m:
+def test_a_stale_index_after_a_delete_is_rebuilt(filled: str, tmp_path: Path) -> None:
+    with open_memory(filled) as m:
         _answers(m)
         gone = CASES[3].episode_id
         assert m.delete(gone)
-    with Memory.open(store) as m:
+    with open_memory(filled) as m:
         r = Retriever(m, log=False)
         r.refresh()
         assert len(r.notes) == 1 and "stale" in r.notes[0]
         got = _answers(m)
         ids = {h["episode_id"] for a in got for h in a["results"]}
         assert gone not in ids
-    assert _fresh_answers(store, tmp_path) == got
+    assert _fresh_answers(filled, tmp_path) == got
 
 
-def test_an_index_that_does_not_match_the_store_is_rebuilt(store: Path) -> None:
-    with Memory.open(store) as m:
+def test_an_index_that_does_not_match_the_store_is_rebuilt(filled: str) -> None:
+    with open_memory(filled) as m:
         _answers(m)  # builds and saves the index
         # rows removed behind the counters' back (as by hand in a SQL shell, triggers off)
-        m.conn.execute("PRAGMA recursive_triggers = OFF")
-        m.conn.execute("DROP TRIGGER signatures_generation_delete")
+        if is_postgres_url(filled):
+            m.conn._pg.execute("DROP TRIGGER signatures_generation_delete ON signatures")
+        else:
+            m.conn.execute("PRAGMA recursive_triggers = OFF")
+            m.conn.execute("DROP TRIGGER signatures_generation_delete")
         m.conn.execute("DELETE FROM signatures WHERE id = (SELECT MAX(id) FROM signatures)")
-    with Memory.open(store) as m:
+    with open_memory(filled) as m:
         r = Retriever(m, log=False)
         r.refresh()
         assert len(r.notes) == 1 and "does not match" in r.notes[0]
@@ -221,14 +245,14 @@ def test_hnsw_channel_finds_the_exact_nearest_on_a_small_set() -> None:
         assert np.all(np.diff(sims) <= 1e-6) and len(near) == 10
 
 
-def test_approximate_embedding_channel_in_stage_1(tmp_path: Path) -> None:
+def test_approximate_embedding_channel_in_stage_1(store: str) -> None:
     pytest.importorskip("usearch")
     from analogist.index.ann import AnnParams
     from analogist.index.embed import default_embedder
     from analogist.retrieve import RetrieveParams, level_embeddings
 
     emb = default_embedder()
-    with Memory.open(tmp_path / "e.db") as m:
+    with open_memory(store) as m:
         m.add_many(CASES[:4], embed=lambda s: level_embeddings(s, emb))
         q = _renamed(CASES[30], "query")
         e = Retriever(m, embedder=emb, log=False).mac(q)[2]["embedding"]

@@ -19,6 +19,7 @@ from typer._click import exceptions as click_errors  # typer's own copy of click
 
 from analogist import __version__
 from analogist.errors import AnalogistError
+from analogist.llm.base import NO_LLM_REASON
 
 if TYPE_CHECKING:
     from analogist.description import Description
@@ -199,6 +200,7 @@ def main(
                                  help="Print the version and exit."),
 ) -> None:
     """Find, map and check analogies by structure."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.notes import show_warnings_as_notes
 
     show_warnings_as_notes()
@@ -210,6 +212,7 @@ def load_description(path: Path, vocabulary: Vocabulary | None) -> Description:
     """Read a ``.dgr`` description or a Signature (``.json``/``.yaml``/``.yml``) file."""
     suffix = path.suffix.lower()
     if suffix in DGR_SUFFIXES:
+        # the library loads inside the command, so that `analogist --help` starts at once
         from analogist.examples import default_sme_vocabulary
         from analogist.sme.formats import read_dgr
 
@@ -222,6 +225,7 @@ def load_description(path: Path, vocabulary: Vocabulary | None) -> Description:
 
             read_text(path)
         try:
+            # the library loads inside the command, so that `analogist --help` starts at once
             from analogist.signature import compile_signature, load_signature
         except ImportError:
             raise AnalogistError("reading Signature files needs analogist.signature, which "
@@ -275,6 +279,7 @@ def _with_store(store: Path | None, fn: Any) -> Any:
 
 
 def _load_target(path: Path) -> Any:
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.signature import load_signature
 
     if path.suffix.lower() not in SIGNATURE_SUFFIXES:
@@ -291,8 +296,6 @@ def _provider(role: str = "writer") -> Any:
 
 
 def _no_llm_reason() -> str:
-    from analogist.llm.base import NO_LLM_REASON
-
     return NO_LLM_REASON
 
 
@@ -307,6 +310,7 @@ def _make_writer(writer: str, app: Any = None) -> Any:
 
 def _read_episode_text(arg: str) -> tuple[str, str]:
     """``arg`` is a file path (read, size-capped) or the episode text itself."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.io import read_text
 
     p = Path(arg)
@@ -334,6 +338,7 @@ def progress_bar(*, enabled: bool = True, transient: bool = True) -> Any:
     """A rich progress bar for a long command: on stderr (stdout stays the command's output,
     JSON included: the bar never redirects it), with the count, the elapsed and the remaining
     time; silent when stderr is not a terminal or ``enabled`` is False (``--no-progress``)."""
+    # rich loads only when there is a display to draw
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -356,6 +361,7 @@ def progress_bar(*, enabled: bool = True, transient: bool = True) -> Any:
 def working(what: str, *, enabled: bool = True) -> Iterator[None]:
     """A progress indicator on stderr (a spinner and the time elapsed) while a long step whose
     length is not known ahead runs; gone when it ends (silent as :func:`progress_bar` is)."""
+    # rich loads only when there is a display to draw
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 

@@ -42,6 +42,7 @@ def bench_parb_command(
                              help="Use the configured LLM (if any) for A0/A1 and E's critic."),
 ) -> None:
     """Run the PARB benchmark: every arm on every item; writes results.json and report.md."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.bench.parb.runner import run_parb
 
     if representation not in ("oracle", "encoded"):
@@ -56,6 +57,7 @@ def bench_parb_command(
     if representation == "encoded" and writer == "llm":
         if provider is None:
             _fail("--writer llm: " + _no_llm_reason())
+        # the library loads inside the command, so that `analogist --help` starts at once
         from analogist.encode.llm_writer import LLMWriter
         encoder = LLMWriter(provider)
     try:
@@ -101,10 +103,12 @@ def bench_external_command(
     """Score a public analogy benchmark, as its authors publish it, with analogist's embedded
     default beside the surface baselines (embedder cosine, BM25): accuracy (retrieval: MAP,
     recall@10) per cell with n and chance, paired McNemar per baseline. No downloads."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.bench.external import external_command
 
     try:
         if name == "all":
+            # the library loads inside the command, so that `analogist --help` starts at once
             from analogist.bench.external.report import run_all
 
             dest = Path(out) if out else Path(path) / "report"

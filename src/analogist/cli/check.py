@@ -40,6 +40,7 @@ def check_command(
     content under ~15% (flagged, not failed). Exit status: 0 when every analogy passes (or there
     is none), 1 when at least one fails, 2 on bad input. A content-share flag alone does not
     change the exit status."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.io import MAX_FILE_BYTES, read_text
     from analogist.safeguard import load_turn
 

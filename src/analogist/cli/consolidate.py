@@ -30,6 +30,7 @@ def consolidate_command(
 ) -> None:
     """Induce schemas from episodes that map well, merge vocabulary synonyms, report vocabulary
     health and re-abstract episodes lacking levels, in one transaction."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.consolidate import consolidate
 
     with progress_bar() as bar:
@@ -59,6 +60,7 @@ def triggers_check_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Which tier (0/1/2) the action log calls for, and the triggers that fired."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.triggers import decide, decide_and_record, load_action_log
 
     try:
@@ -91,6 +93,7 @@ def triggers_fit_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Per-trigger useful-analogy and negative-transfer rates from logged outcomes."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.triggers import fit_triggers
 
     res = _with_store(store, lambda m: fit_triggers(m, namespace))
@@ -121,6 +124,7 @@ def plans_add_command(
     namespace: str = typer.Option("default", "--namespace", help=NAMESPACE_HELP),
 ) -> None:
     """Store a role-parameterised plan."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.plans import load_plan, store_plan
 
     try:
@@ -139,6 +143,7 @@ def plans_list_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """List stored plans and macros with their reuse record."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.plans import review_plans
 
     res = _with_store(store, lambda m: review_plans(m, namespace=namespace, apply=False))
@@ -163,6 +168,7 @@ def plans_match_command(
 ) -> None:
     """Instantiate the best-matching plan for a target, gaps marked (or say: plan from
     scratch)."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.plans import instantiate, offer, retrieve_plans
     from analogist.signature import load_signature
 
@@ -192,6 +198,7 @@ def plans_review_command(
 ) -> None:
     """Promote plans with two independent successful reuses to macros; retire macros that do
     worse than planning from scratch."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.plans import review_plans
 
     res = _with_store(store, lambda m: review_plans(m, namespace=namespace))
@@ -210,6 +217,7 @@ def ledger_command(
 ) -> None:
     """The negative-transfer ledger: analogy-driven actions against the no-analogy
     counterfactual."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.triggers import ledger_summary
 
     res = _with_store(store, lambda m: ledger_summary(m, namespace))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +28,7 @@ def _encode_files(files: list[Path], writer: str, domain: str | None,
 
     ``proposed`` collects the writers' proposed terms: name → {definition, arity, uses}.
     Prints one line to stderr with the texts encoded per second (wall and CPU time)."""
-    import time
-
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.io import read_text
 
     w = _make_writer(writer)
@@ -59,6 +59,7 @@ def _abstraction_checks(text: str, sig: Any, domain: str | None) -> dict[str, An
     texts (seeded). De-surfacing: given only L2, the judge guesses a domain among the casebook's
     domains (and ``domain``, if given). Both with the offline embedding judge, and with the LLM
     judge when one is configured (else reported skipped)."""
+    # random and the library load inside the command, so that `analogist --help` starts at once
     import random as _random
 
     from analogist.casebook import load_casebook

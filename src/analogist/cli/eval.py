@@ -44,6 +44,7 @@ def eval_build_command(
                                                  "list of {target, text}; machine-checked."),
 ) -> None:
     """Derive a pinned gold set (the seven query categories, adapted to analogy) from a store."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.bench.harness.cli import eval_build
 
     try:
@@ -65,6 +66,7 @@ def eval_check_command(
                                          help="Namespace (default: the gold set's)."),
 ) -> None:
     """Re-validate winnability; exit 1 when a query became unwinnable or leaky."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.bench.harness.cli import eval_check
 
     try:
@@ -91,6 +93,7 @@ def eval_run_command(
                                          help="Namespace (default: the gold set's)."),
 ) -> None:
     """Run the gold set N times against one retriever; hit@5, recall, precision, MRR, latency."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.bench.harness.cli import eval_run
 
     try:
@@ -125,6 +128,7 @@ def eval_compare_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Paired comparison: McNemar, minimum detectable swing, drift, noise floor, verdict."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.bench.harness.cli import eval_compare
 
     try:

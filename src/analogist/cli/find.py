@@ -48,6 +48,7 @@ def find_command(
     try:
         with make_app(store, namespace=namespace) as app:
             if from_text:
+                # the library loads inside the command, so that `analogist --help` starts at once
                 from analogist.io import read_text
 
                 sig = _make_writer(writer, app).encode(read_text(target),

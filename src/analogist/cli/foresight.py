@@ -32,6 +32,7 @@ app.add_typer(foresight_app, name="foresight")
 def _resolve_target(target: str, corpus_path: Path | None, api: Any) -> Any:
     """(event, corpus): a path to an event file (read first, so its errors come first), or the
     id, name or alias of a corpus event."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.foresight.event import load_corpus, load_event
 
     path = Path(target)
@@ -177,6 +178,7 @@ def foresight_add_command(
     namespace: str = typer.Option("default", "--namespace", help=NAMESPACE_HELP),
 ) -> None:
     """Store events (as Signatures of kind 'event') in memory, all or nothing."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.foresight.event import load_event
 
     try:
@@ -203,6 +205,7 @@ def foresight_eval_command(
 ) -> None:
     """Hidden-factor recall and precision at 1 − δ over corpus targets (leave-one-out), for
     CANA and the surface-only baseline in the same run."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.foresight.calibrate import bundled_calibration, load_calibration
     from analogist.foresight.evaluate import evaluate
     from analogist.foresight.event import load_corpus
@@ -247,6 +250,7 @@ def foresight_calibrate_command(
 ) -> None:
     """Count Theorem 5's π per position and (q, p) per analogy strength on the corpus's
     development targets, for the CANA arm and the surface baseline."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.foresight.calibrate import calibrate
     from analogist.foresight.evaluate import eval_targets, split_of
     from analogist.foresight.event import load_corpus

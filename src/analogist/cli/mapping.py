@@ -28,9 +28,11 @@ if TYPE_CHECKING:
 def load_vocabulary(path: Path) -> Any:
     """A vocabulary file: ``.vcb`` (the reference SME's format), ``.json`` or ``.yaml``."""
     if path.suffix.lower() == ".vcb":
+        # the library loads inside the command, so that `analogist --help` starts at once
         from analogist.sme.formats import read_vcb
 
         return read_vcb(path)
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.vocabulary import Vocabulary
 
     return Vocabulary.load(path)
@@ -150,6 +152,7 @@ def map_command(
             vocabulary = load_vocabulary(vocab) if vocab is not None else None
             b = load_description(base, vocabulary)
             t = load_description(target, vocabulary)
+        # the library loads inside the command, so that `analogist --help` starts at once
         from analogist.sme import match
 
         result = match(b, t)

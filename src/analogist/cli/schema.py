@@ -21,6 +21,7 @@ def schema_command(
 ) -> None:
     """Print the JSON Schema of an input format: a Signature (an episode's roles, relations,
     causal chain and abstraction levels), a foresight Event, or a debate turn."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.app import json_schema
 
     try:

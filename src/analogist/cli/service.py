@@ -28,6 +28,7 @@ def serve_command(
                                                      "above); 0 turns the limit off."),
 ) -> None:
     """Serve the HTTP API (OpenAPI at /docs) over the store; keys from 'analogist keys add'."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.server import serve
 
     try:
@@ -57,6 +58,7 @@ def keys_add_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Make an API key; the key is printed once and stored only as a salted hash."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.service.keys import keys_add
 
     try:
@@ -82,6 +84,7 @@ def keys_list_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """List API keys (names, namespaces, status; never the keys)."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.service.keys import keys_list
 
     try:
@@ -104,6 +107,7 @@ def keys_revoke_command(
     store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
 ) -> None:
     """Revoke an API key (requests with it get 401 from then on)."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.service.keys import keys_revoke
 
     try:
@@ -138,6 +142,7 @@ def mcp_command(
     namespace: tools remember_episode, find_analogy, map_cases, foresight_brief,
     check_analogy, list_episodes, delete_episode, record_outcome; resources analogist://episodes, analogist://episodes/ID and
     analogist://reports/log, analogist://reports/last-brief."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.mcp import MCPParams, client_config, run_mcp
 
     path = store or default_store_path()

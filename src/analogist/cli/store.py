@@ -1,5 +1,6 @@
 """The store commands: ``init``, ``add`` (signatures, or texts with ``--from-text``), ``show``,
-``list``, ``delete`` and ``log``."""
+``list``, ``delete`` and ``log``; ``store place`` and ``store placements`` (a
+PostgreSQL store partitioned across servers)."""
 
 from __future__ import annotations
 
@@ -59,6 +60,7 @@ def add_command(
                                       help="With --from-text: the episodes' surface domain."),
 ) -> None:
     """Store episodes (bulk, one transaction per batch, with a progress bar)."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.bulk import iter_records
     from analogist.signature import (
         check_vocabulary,
@@ -134,6 +136,7 @@ def show_command(
     as_json: bool = typer.Option(False, "--json", help="JSON instead of YAML."),
 ) -> None:
     """Print one stored episode."""
+    # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.signature import dump_signature
 
     try:
@@ -209,4 +212,59 @@ def log_command(
                   str(target.get("episode_id") if isinstance(target, dict) else target),
                   str(r.get("verdict")), f"{r['score']:.3f}" if r.get("score") is not None
                   else "", str(r.get("transferred")))
+    Console().print(t)
+
+
+store_app = typer.Typer(help="Where a PostgreSQL store's namespaces live: partitions on other "
+                             "PostgreSQL servers (declarative partitioning and postgres_fdw).",
+                        no_args_is_help=True)
+app.add_typer(store_app, name="store")
+
+
+@store_app.command("place")
+def place_command(
+    namespace: str = typer.Argument(..., help="The namespace to place."),
+    server: list[str] = typer.Option(..., "--server",
+                                     help="postgresql:// URL of a database on another server; "
+                                          "give it several times to spread the namespace over "
+                                          "them by hash of the episode's row id."),
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP + " Here: the "
+                                      "PostgreSQL store (the coordinator)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
+) -> None:
+    """Put a namespace of a PostgreSQL store on other PostgreSQL servers (its stored episodes
+    move there in one transaction; every command keeps using the store's URL)."""
+    # the library loads inside the command, so that `analogist --help` starts at once
+    from analogist.memory.pg_partition import place
+
+    placed = _with_store(store, lambda m: place(m, namespace, server))
+    if as_json:
+        typer.echo(json.dumps(placed, indent=2))
+        return
+    how = "by hash over " if len(placed["servers"]) > 1 else "on "
+    typer.echo(f"namespace {namespace!r} placed {how}{', '.join(placed['servers'])}")
+
+
+@store_app.command("placements")
+def placements_command(
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
+) -> None:
+    """Which namespaces of a PostgreSQL store live on other servers (the rest stay in the
+    store's own database)."""
+    # the library loads inside the command, so that `analogist --help` starts at once
+    from analogist.memory.pg_partition import placements
+
+    rows = _with_store(store, placements)
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    from rich.console import Console  # rich only for terminal output: --json skips it
+    from rich.table import Table
+
+    t = Table(title=f"{len(rows)} placed namespace(s)", title_justify="left")
+    for col in ("namespace", "servers", "placed_at"):
+        t.add_column(col)
+    for r in rows:
+        t.add_row(r["namespace"], ", ".join(r["servers"]), r["placed_at"])
     Console().print(t)

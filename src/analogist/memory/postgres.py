@@ -50,8 +50,7 @@ _LOCK_KEY = 0x616E616C6F67  # "analog": the advisory lock that serialises writer
 _ID_TABLES = frozenset({"signatures", "schemas", "analogy_log", "vocab_merges", "transfer_ledger",
                         "plans", "plan_uses", "analogy_outcomes", "api_eval_runs"})
 # the conflict target of each table written with INSERT OR REPLACE
-_REPLACE_KEYS = {"vocab": ("namespace", "name"), "vocab_merges": ("namespace", "alias"),
-                 "sig_vectors": ("signature_id", "channel")}
+_REPLACE_KEYS = {"vocab": ("namespace", "name"), "vocab_merges": ("namespace", "alias")}
 # bytea columns that SQLite also fills with text (content counts): text is sent as UTF-8
 _BYTES_COLUMNS = {"sig_vectors": "data"}
 
@@ -110,6 +109,11 @@ def _pg_message(e: BaseException) -> str:
 _TRIGGER_RE = re.compile(r"^\s*CREATE TRIGGER (\w+)", re.I)
 _REPLACE_RE = re.compile(r"^\s*INSERT OR REPLACE INTO (\w+)\s*\(([^)]*)\)(.*)$", re.I | re.S)
 _INSERT_RE = re.compile(r"^\s*INSERT INTO (\w+)\s*\(([^)]*)\)", re.I | re.S)
+# a plain single-row INSERT ... VALUES (%s, ...) (no ON CONFLICT, no RETURNING): sent as one
+# multi-row statement per chunk by executemany
+_VALUES_RE = re.compile(r"^(\s*INSERT INTO \w+\s*\([^)]*\)\s*VALUES\s*)(\((?:%s,\s*)*%s\))\s*$",
+                        re.I | re.S)
+_MULTI_ROWS = 500
 
 
 def _ddl_types(sql: str) -> str:
@@ -235,8 +239,22 @@ class _Connection:
             return _Cursor([], 0, None)
         try:
             with self._pg.cursor() as cur:
-                cur.executemany(stmt, rows)
-                return _Cursor([], cur.rowcount, None)
+                m = _VALUES_RE.match(stmt)
+                if m is None:
+                    cur.executemany(stmt, rows)
+                    return _Cursor([], cur.rowcount, None)
+                # a plain INSERT: one statement of many rows per chunk (one round trip, and
+                # on a partitioned store one remote batch per foreign partition, not one remote
+                # statement per row)
+                head, one = m.group(1), m.group(2)
+                per = max(1, min(_MULTI_ROWS, 60_000 // max(1, len(rows[0]))))
+                n = 0
+                for start in range(0, len(rows), per):
+                    chunk = rows[start:start + per]
+                    cur.execute(head + ", ".join([one] * len(chunk)),
+                                [v for r in chunk for v in r])
+                    n += cur.rowcount
+                return _Cursor([], n, None)
         except psycopg.IntegrityError:
             raise
         except (psycopg.Error, UnicodeEncodeError) as e:
@@ -270,6 +288,10 @@ class PgMemory(Memory):
         mem = cls(conn, shown, clock or _now)  # type: ignore[arg-type]
         try:
             pg.execute(f"SET lock_timeout = {int(timeout * 1000)}")
+            # a store partitioned across servers (memory/pg_partition.py): joins and
+            # aggregates per partition, so that postgres_fdw ships them to the partition's server
+            pg.execute("SET enable_partitionwise_join = on")
+            pg.execute("SET enable_partitionwise_aggregate = on")
             if pg.execute("SELECT current_schema()").fetchone()[0] is None:
                 raise StoreError("the connection has no current schema (check search_path)",
                                  source=shown)

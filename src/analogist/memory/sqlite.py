@@ -4,8 +4,8 @@ A :class:`Memory` stores Structural Signatures with the indexes MAC needs — co
 fingerprints, optional abstract-text embeddings — plus induced schemas, a vocabulary table and a log
 of every analogy attempt. It knows nothing of SME; ``retrieve`` joins the two.
 
-Tables (schema version 3; versions 2 and 3 add the columns and tables marked "v2", "v3")
-------------------------------------------------------------------------------------
+Tables (schema version 5; versions 2 to 5 add the columns and tables marked "v2" ... "v5")
+---------------------------------------------------------------------------------------
 * ``schema_version(version, applied_at, description)`` — one row per applied migration;
 * ``signatures(id, namespace, episode_id, kind, json, source_hash, created_at, superseded_by,
   verified, surface)`` — ``json`` is the signature's canonical data
@@ -40,7 +40,13 @@ Tables (schema version 3; versions 2 and 3 add the columns and tables marked "v2
   changed or deleted (so an index that has seen generation ``g`` knows whether it may simply
   append the rows added since).
 
-Every child row references ``signatures`` with ``ON DELETE CASCADE``.
+* v4: ``analogy_outcomes(id, namespace, created_at, log_id, used, outcome, ledger_id, note)``;
+* v5: ``namespace`` on ``sig_relations``, ``sig_vectors`` and ``sig_fingerprint`` (the episode's
+  namespace, so that the four episode tables can be partitioned by namespace; reads join on it).
+
+Every child row references ``signatures`` with ``ON DELETE CASCADE``; :meth:`Memory.delete` also
+removes them (and clears ``superseded_by`` pointers) itself, for stores partitioned across
+servers, which have no foreign keys between partitions.
 
 Guarantees
 ----------
@@ -68,6 +74,7 @@ import math
 import re
 import sqlite3
 import threading
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -306,6 +313,15 @@ MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
             note TEXT
         )""",
         "CREATE INDEX analogy_outcomes_ns ON analogy_outcomes(namespace, log_id)",
+    )),
+    (5, "namespace column on the episode child tables (partitioning by namespace)", (
+        # every row of an episode carries its namespace, so that the four episode tables can be
+        # partitioned by it (PostgreSQL, memory/pg_partition.py) and stay together per namespace
+        *(stmt for table in ("sig_relations", "sig_vectors", "sig_fingerprint") for stmt in (
+            f"ALTER TABLE {table} ADD COLUMN namespace TEXT NOT NULL DEFAULT ''",
+            f"UPDATE {table} SET namespace = (SELECT s.namespace FROM signatures s "
+            f"WHERE s.id = {table}.signature_id)",
+        )),
     )),
 ]
 """Forward-only migrations: (version, description, statements). Never edit a released entry;
@@ -597,21 +613,26 @@ def _collector_paused() -> Iterator[None]:
 
 # -- the store -----------------------------------------------------------------------------
 _RELATIONS_SQL = ("INSERT INTO sig_relations(signature_id, position, predicate, args, "
-                  "in_causal_chain) VALUES (?, ?, ?, ?, ?)")
+                  "in_causal_chain{ns}) VALUES (?, ?, ?, ?, ?{nsq})")
+_NS_VERSION = 5  # the schema version from which the episode child tables carry the namespace
 
 
-def _relation_rows(sid: int, sig: Signature) -> builtins.list[tuple[int, int, str, str, int]]:
+def _child_sql(sql: str, with_ns: bool) -> str:
+    """An INSERT into a child table, with the namespace column (schema v5) or without (a file
+    at an older schema: only while tests pose as an older release)."""
+    return sql.format(ns=", namespace" if with_ns else "", nsq=", ?" if with_ns else "")
+
+
+def _relation_rows(sid: int, sig: Signature, ns: tuple[str, ...] = ()
+                   ) -> builtins.list[tuple[Any, ...]]:
     """The relation rows of one stored signature (marking those its causal chain uses); ``args``
     is the JSON list of role tags exactly as ``json.dumps`` writes it (role tags are plain
-    ASCII identifiers, so no escaping is needed)."""
+    ASCII identifiers, so no escaping is needed); ``ns``: ``(namespace,)`` appended to each
+    row, or ``()``."""
     chain_atoms = {(a.predicate, a.args) for e in sig.causal_chain for a in e.atoms()}
     return [(sid, i, a.predicate, "[" + ", ".join(f'"{t}"' for t in a.args) + "]",
-             int((a.predicate, a.args) in chain_atoms)) for i, a in enumerate(sig.relations)]
-
-
-def _write_relations(c: sqlite3.Connection, sid: int, sig: Signature) -> None:
-    """Write the relation rows of one stored signature."""
-    c.executemany(_RELATIONS_SQL, _relation_rows(sid, sig))
+             int((a.predicate, a.args) in chain_atoms), *ns)
+            for i, a in enumerate(sig.relations)]
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
 _POSTGRES = re.compile(r"^postgres(ql)?://", re.I)
@@ -762,15 +783,21 @@ class Memory:
             [(sid, namespace, p.sig.episode_id, p.sig.kind, p.text,
               p.sig.provenance.source_hash, now, int(p.sig.verified),
               *((p.surface,) if surface else ())) for sid, p in zip(sids, batch, strict=True)])
-        c.executemany(_RELATIONS_SQL, [r for sid, p in zip(sids, batch, strict=True)
-                                       for r in _relation_rows(sid, p.sig)])
+        # the child rows carry the namespace (schema v5): the tables are partitioned by it
+        with_ns = self._version >= _NS_VERSION
+        ns = (namespace,) if with_ns else ()
+        c.executemany(_child_sql(_RELATIONS_SQL, with_ns),
+                      [r for sid, p in zip(sids, batch, strict=True)
+                       for r in _relation_rows(sid, p.sig, ns)])
         c.executemany(
-            "INSERT INTO sig_vectors(signature_id, channel, format, data) VALUES (?, ?, ?, ?)",
-            [(sid, ch, fmt, data) for sid, p in zip(sids, batch, strict=True)
+            _child_sql("INSERT INTO sig_vectors(signature_id, channel, format, data{ns}) "
+                       "VALUES (?, ?, ?, ?{nsq})", with_ns),
+            [(sid, ch, fmt, data, *ns) for sid, p in zip(sids, batch, strict=True)
              for ch, fmt, data in p.vectors])
         c.executemany(
-            "INSERT INTO sig_fingerprint(signature_id, fingerprint, depth) VALUES (?, ?, ?)",
-            [(sid, p.features.fingerprint, p.features.fingerprint_depth)
+            _child_sql("INSERT INTO sig_fingerprint(signature_id, fingerprint, depth{ns}) "
+                       "VALUES (?, ?, ?{nsq})", with_ns),
+            [(sid, p.features.fingerprint, p.features.fingerprint_depth, *ns)
              for sid, p in zip(sids, batch, strict=True)])
         return sids
 
@@ -886,8 +913,27 @@ class Memory:
             sid = self._find(key, ns)
             if sid is None:
                 return False
+            # explicitly, not only by the foreign keys' ON DELETE actions: a partitioned
+            # PostgreSQL store (memory/pg_partition.py) has no foreign keys across its partitions
+            c.execute("UPDATE signatures SET superseded_by = NULL WHERE superseded_by = ? "
+                      "AND namespace = ?", (sid, ns))
+            for table in ("sig_relations", "sig_vectors", "sig_fingerprint"):
+                c.execute(f"DELETE FROM {table} WHERE signature_id = ?{self._and_ns()}",
+                          (sid, *self._ns_param(ns)))
             c.execute("DELETE FROM signatures WHERE id = ? AND namespace = ?", (sid, ns))
             return True
+
+    def _and_ns(self, alias: str = "") -> str:
+        """`` AND namespace = ?`` for a child table (schema v5), else nothing."""
+        return f" AND {alias}namespace = ?" if self._version >= _NS_VERSION else ""
+
+    def _join_ns(self, alias: str) -> str:
+        """``AND <alias>.namespace = s.namespace `` (a child table joined to ``signatures s``,
+        schema v5: lets the planner prune a partitioned store to the namespace's partition)."""
+        return f"AND {alias}.namespace = s.namespace " if self._version >= _NS_VERSION else ""
+
+    def _ns_param(self, ns: str) -> tuple[str, ...]:
+        return (ns,) if self._version >= _NS_VERSION else ()
 
     def supersede(self, old: int | str, new: int | str, namespace: str = "default") -> None:
         """Mark ``old`` as superseded by ``new`` (both in ``namespace``). A superseded episode
@@ -902,8 +948,8 @@ class Memory:
             while cur is not None:
                 if cur == o:
                     raise StoreError("supersession would form a cycle", field="new")
-                row = c.execute("SELECT superseded_by FROM signatures WHERE id = ?",
-                                (cur,)).fetchone()
+                row = c.execute("SELECT superseded_by FROM signatures WHERE id = ? "
+                                "AND namespace = ?", (cur, ns)).fetchone()
                 cur = row[0] if row else None
                 hops += 1
                 if hops > 1_000_000:
@@ -950,8 +996,8 @@ class Memory:
         sid = self._find(key, ns)
         if sid is None:
             return None
-        r = self.conn.execute(f"SELECT {self._COLS} FROM signatures WHERE id = ?",
-                              (sid,)).fetchone()
+        r = self.conn.execute(f"SELECT {self._COLS} FROM signatures WHERE id = ? "
+                              "AND namespace = ?", (sid, ns)).fetchone()
         return None if r is None else self._row(r)
 
     def list(self, namespace: str = "default", *, include_superseded: bool = False,
@@ -974,8 +1020,8 @@ class Memory:
     def is_superseded(self, key: int | str, namespace: str = "default") -> bool:
         ns = _namespace(namespace)
         sid = self._require(key, ns, "key")
-        row = self.conn.execute("SELECT superseded_by FROM signatures WHERE id = ?",
-                                (sid,)).fetchone()
+        row = self.conn.execute("SELECT superseded_by FROM signatures WHERE id = ? "
+                                "AND namespace = ?", (sid, ns)).fetchone()
         return row[0] is not None
 
     def superseded(self, namespace: str = "default") -> dict[int, int]:
@@ -994,6 +1040,7 @@ class Memory:
         where = "" if include_superseded else " AND s.superseded_by IS NULL"
         rows = self.conn.execute(
             "SELECT s.id, v.data FROM signatures s JOIN sig_vectors v ON v.signature_id = s.id "
+            f"{self._join_ns('v')}"
             f"WHERE s.namespace = ? AND v.channel = 'content'{where} ORDER BY s.id",
             (ns,)).fetchall()
         return [int(r[0]) for r in rows], [json.loads(r[1]) for r in rows]
@@ -1004,7 +1051,8 @@ class Memory:
         ns = _namespace(namespace)
         rows = self.conn.execute(
             "SELECT s.id, v.format, v.data FROM signatures s JOIN sig_vectors v "
-            "ON v.signature_id = s.id WHERE s.namespace = ? AND v.channel = ? ORDER BY s.id",
+            f"ON v.signature_id = s.id {self._join_ns('v')}"
+            "WHERE s.namespace = ? AND v.channel = ? ORDER BY s.id",
             (ns, channel)).fetchall()
         vecs = []
         for sid, fmt, data in rows:
@@ -1026,7 +1074,8 @@ class Memory:
         where = "" if include_superseded else " AND s.superseded_by IS NULL"
         rows = self.conn.execute(
             "SELECT f.fingerprint, s.id FROM signatures s JOIN sig_fingerprint f "
-            f"ON f.signature_id = s.id WHERE s.namespace = ? AND f.depth = ?{where} "
+            f"ON f.signature_id = s.id {self._join_ns('f')}"
+            f"WHERE s.namespace = ? AND f.depth = ?{where} "
             "ORDER BY f.fingerprint, s.id", (ns, depth)).fetchall()
         groups: dict[str, list[int]] = {}
         for fp, sid in rows:
@@ -1063,8 +1112,6 @@ class Memory:
         """The content counts of the episodes of ``namespace`` with row id above ``after_id``,
         in id order, streamed into a CSR matrix (one row's counts in memory at a time), with
         each row's WL fingerprint of ``depth`` (None when it has none)."""
-        from array import array
-
         ns = _namespace(namespace)
         ids = array("q")
         indptr = array("q", [0])
@@ -1081,8 +1128,10 @@ class Memory:
                                  np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), [])
         cur = self.conn.execute(
             "SELECT s.id, v.data, f.fingerprint FROM signatures s "
-            "JOIN sig_vectors v ON v.signature_id = s.id AND v.channel = 'content' "
-            "LEFT JOIN sig_fingerprint f ON f.signature_id = s.id AND f.depth = ? "
+            f"JOIN sig_vectors v ON v.signature_id = s.id {self._join_ns('v')}"
+            "AND v.channel = 'content' "
+            f"LEFT JOIN sig_fingerprint f ON f.signature_id = s.id {self._join_ns('f')}"
+            "AND f.depth = ? "
             "WHERE s.id > ? AND s.namespace = ? ORDER BY s.id",
             (int(depth), int(after_id), ns))
         for sid, data, fp in cur:
@@ -1116,9 +1165,10 @@ class Memory:
         # from the channel's vectors to their episodes: the other way round walks every
         # episode of the namespace when none has such a vector
         return self.conn.execute(
-            f"SELECT 1 FROM sig_vectors v WHERE v.channel IN ({','.join('?' * len(chans))}) "
-            "AND EXISTS (SELECT 1 FROM signatures s WHERE s.id = v.signature_id "
-            "AND s.namespace = ?) LIMIT 1", (*chans, ns)).fetchone() is not None
+            f"SELECT 1 FROM sig_vectors v WHERE v.channel IN ({','.join('?' * len(chans))})"
+            f"{self._and_ns('v.')} AND EXISTS (SELECT 1 FROM signatures s "
+            "WHERE s.id = v.signature_id AND s.namespace = ?) LIMIT 1",
+            (*chans, *self._ns_param(ns), ns)).fetchone() is not None
 
     def get_many(self, ids: Iterable[int], namespace: str = "default"
                  ) -> dict[int, StoredEpisode]:
@@ -1634,18 +1684,27 @@ class Memory:
                                 field="episode_id")
         sig = p.sig
         c.execute("UPDATE signatures SET kind = ?, json = ?, source_hash = ?, verified = ? "
-                  "WHERE id = ?", (sig.kind, p.text, sig.provenance.source_hash,
-                                   int(sig.verified), sid))
+                  "WHERE id = ? AND namespace = ?", (sig.kind, p.text, sig.provenance.source_hash,
+                                                     int(sig.verified), sid, ns))
         if self._version >= 3:
-            c.execute("UPDATE signatures SET surface = ? WHERE id = ?", (p.surface, sid))
-        c.execute("DELETE FROM sig_relations WHERE signature_id = ?", (sid,))
-        _write_relations(c, sid, sig)
+            c.execute("UPDATE signatures SET surface = ? WHERE id = ? AND namespace = ?",
+                      (p.surface, sid, ns))
+        with_ns = self._version >= _NS_VERSION
+        nsp = self._ns_param(ns)
+        c.execute(f"DELETE FROM sig_relations WHERE signature_id = ?{self._and_ns()}", (sid, *nsp))
+        c.executemany(_child_sql(_RELATIONS_SQL, with_ns), _relation_rows(sid, sig, nsp))
         for ch, fmt, data in p.vectors:  # other channels stay unless replaced
-            c.execute("INSERT OR REPLACE INTO sig_vectors(signature_id, channel, format, data) "
-                      "VALUES (?, ?, ?, ?)", (sid, ch, fmt, data))
-        c.execute("DELETE FROM sig_fingerprint WHERE signature_id = ?", (sid,))
-        c.execute("INSERT INTO sig_fingerprint(signature_id, fingerprint, depth) VALUES (?, ?, ?)",
-                  (sid, p.features.fingerprint, p.features.fingerprint_depth))
+            # delete and insert (not INSERT OR REPLACE: a foreign partition has no upsert)
+            c.execute(f"DELETE FROM sig_vectors WHERE signature_id = ? AND channel = ?"
+                      f"{self._and_ns()}", (sid, ch, *nsp))
+            c.execute(_child_sql("INSERT INTO sig_vectors(signature_id, channel, format, "
+                                 "data{ns}) VALUES (?, ?, ?, ?{nsq})", with_ns),
+                      (sid, ch, fmt, data, *nsp))
+        c.execute(f"DELETE FROM sig_fingerprint WHERE signature_id = ?{self._and_ns()}",
+                  (sid, *nsp))
+        c.execute(_child_sql("INSERT INTO sig_fingerprint(signature_id, fingerprint, depth{ns}) "
+                             "VALUES (?, ?, ?{nsq})", with_ns),
+                  (sid, p.features.fingerprint, p.features.fingerprint_depth, *nsp))
         return sid
 
     def update_signature(self, sig: Signature | Mapping[str, Any], *,
