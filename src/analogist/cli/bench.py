@@ -117,6 +117,8 @@ def bench_external_command(
                 sys.stdout.write(json.dumps(rep, indent=1) + "\n")
             else:
                 if check:
+                    # the library loads inside the command, so that `analogist --help` starts
+                    # at once
                     from analogist.bench.external.runner import render_check
 
                     sys.stdout.write("".join(render_check(c) for c in rep["sets"]))
