@@ -14,6 +14,11 @@ Reported per variant (full / no outcome):
   is not returned counts as below);
 * ``decoy_transfers`` — how many of the story's own decoys the judge would transfer from
   (conclusions transferred; should be 0);
+* ``analogue_first`` — the first hit is a cross-domain analogue: a text of the story's
+  mechanism from another domain, the partner or another story's surface decoy that tells the
+  same mechanism (each decoy's ``surface_mechanism``; several decoys tell one of the set's other
+  mechanisms, so ranking one of them first is not a surface error); and
+  ``analogue_above_both_decoys`` — such an analogue ranks above both of the story's own decoys;
 * diagnostics: ``partner_first_without_minimal`` (the partner first once the story's own
   minimal pair is left out) and ``partner_above_surface``.
 
@@ -125,6 +130,13 @@ def run(stories: list[dict[str, Any]], work: Path) -> dict[str, Any]:
             except CliFailed as e1:
                 refused.append({"file": f.name, "error": str(e1)})
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    # every stored text's mechanism and domain: a story, its minimal pair (the same), its
+    # surface decoy (``surface_mechanism``, same domain)
+    told = {}
+    for s in stories:
+        told[s["id"]] = (s["mechanism"], s["domain"])
+        told[f"{s['id']}__minimal"] = (None, s["domain"])
+        told[f"{s['id']}__surface"] = (s.get("surface_mechanism"), s["domain"])
     partner = {}
     for s in stories:
         other = [o for o in stories if o["mechanism"] == s["mechanism"] and o["id"] != s["id"]]
@@ -154,6 +166,8 @@ def run(stories: list[dict[str, Any]], work: Path) -> dict[str, Any]:
                 pr = rank.get(p)
                 above = pr is not None and all(pr < rank.get(d, len(ids) + 1) for d in own)
                 no_min = [e for e in ids if e != f"{s['id']}__minimal"]
+                analogues = [i for i, e in enumerate(ids) if told[e][0] == s["mechanism"]
+                             and told[e][1] != s["domain"]]
                 rows.append({"story": s["id"], "partner": p, "top": ids[:3],
                              "partner_first_without_minimal": bool(no_min) and no_min[0] == p,
                              "partner_above_surface": pr is not None and pr < rank.get(
@@ -162,6 +176,9 @@ def run(stories: list[dict[str, Any]], work: Path) -> dict[str, Any]:
                              "surface_rank": rank.get(f"{s['id']}__surface"),
                              "minimal_rank": rank.get(f"{s['id']}__minimal"),
                              "partner_first": bool(ids) and ids[0] == p,
+                             "analogue_first": bool(analogues) and analogues[0] == 0,
+                             "analogue_above_both_decoys": bool(analogues) and all(
+                                 analogues[0] < rank.get(d, len(ids) + 1) for d in own),
                              "above_both_decoys": above,
                              "decoy_transfers": sum(1 for h in hits
                                                     if h["episode_id"] in own and h["transfer"]),
@@ -173,6 +190,9 @@ def run(stories: list[dict[str, Any]], work: Path) -> dict[str, Any]:
             out["variants"][variant] = {
                 "partner_first": round(sum(r["partner_first"] for r in rows) / n, 4),
                 "above_both_decoys": round(sum(r["above_both_decoys"] for r in rows) / n, 4),
+                "analogue_first": round(sum(r["analogue_first"] for r in rows) / n, 4),
+                "analogue_above_both_decoys": round(
+                    sum(r["analogue_above_both_decoys"] for r in rows) / n, 4),
                 "decoy_transfers": sum(r["decoy_transfers"] for r in rows),
                 "partner_transfers": round(sum(r["partner_transfers"] for r in rows) / n, 4),
                 "partner_first_without_minimal": round(
@@ -226,11 +246,13 @@ def main() -> None:
     if not a.no_plot:
         _plot(out, a.out.with_suffix(".png"))
     t = Table(title="cross-domain narratives")
-    for c in ("variant", "partner first", "above both decoys", "decoy transfers",
+    for c in ("variant", "partner first", "above both decoys", "analogue first",
+              "analogue above decoys", "decoy transfers",
               "first w/o minimal", "above surface"):
         t.add_column(c)
     for v, r in out["variants"].items():
         t.add_row(v, f"{r['partner_first']:.2f}", f"{r['above_both_decoys']:.2f}",
+                  f"{r['analogue_first']:.2f}", f"{r['analogue_above_both_decoys']:.2f}",
                   str(r["decoy_transfers"]), f"{r['partner_first_without_minimal']:.2f}",
                   f"{r['partner_above_surface']:.2f}")
     Console().print(t)

@@ -405,3 +405,46 @@ def test_misparsed_lead_to_and_make_possible(enc):
     fe, db, rl = inv["front end"], inv["database"], inv["rate limiter"]
     assert (f"overload({fe})", "causes", f"overload({db})") in got
     assert (f"failure({rl})", "enables", f"overload({fe})") in got
+
+
+def _rels(res: EncodeResult) -> set[tuple[str, ...]]:
+    roles = res.signature.roles
+    return {(r.predicate, *(roles[a] for a in r.args)) for r in res.signature.relations}
+
+
+@pytest.mark.parametrize("text, holder, missing", [
+    ("The office used up the paper, so the desk had no paper.", "desk", "paper"),
+    ("The reservoir ran dry, and the lower vines got no water.", "lower vines", "water"),
+    ("The pharmacy kept the trolley, and the nurse did not get the trolley.", "nurse",
+     "trolley"),
+])
+def test_denied_having_is_lacks(enc, text, holder, missing):
+    # "had no X" / "got no X" / "did not get X": one domain-neutral relation, whatever the domain
+    assert ("lacks", holder, missing) in _rels(enc.encode(text))
+
+
+@pytest.mark.parametrize("embedded", [False, True])
+def test_having_is_not_lacks(enc, enc_embed, embedded):
+    e = enc_embed if embedded else enc
+    for text in ("The office bought the paper, so the desk had paper for the tickets.",
+                 "The vines got water from the reservoir."):
+        assert not any(r[0] == "lacks" for r in _rels(e.encode(text)))
+
+
+def test_a_repeated_subject_pronoun_keeps_its_referent(enc):
+    # the second "they" is the first one's referent, not the subject of the belief's complement
+    res = enc.encode("The keepers watched the screen in the office. Because they believed the "
+                     "otters had escaped, they closed the zoo.")
+    rels = _rels(res)
+    assert ("close", "keepers", "zoo") in rels
+    assert not any(r[0] == "close" and r[1] == "otters" for r in rels)
+
+
+def test_subject_pronoun_prefers_an_earlier_main_clause_subject(enc):
+    res = enc.encode("The keepers read the empty screen as an escape, although the otters were "
+                     "asleep. They closed the zoo.")
+    assert ("close", "keepers", "zoo") in _rels(res)
+    # ... but an antecedent in its own sentence still comes first
+    res = enc.encode("The company moved the sailing. Because the desk relied on the timetable, "
+                     "it sold the tickets.")
+    assert ("sell", "desk", "tickets") in _rels(res)

@@ -63,3 +63,39 @@ def test_discount_bounds() -> None:
     for bad in (-0.1, 1.5, True, "x"):
         with pytest.raises(AnalogistError, match="contradiction_discount"):
             RetrieveParams(contradiction_discount=bad)
+
+
+# a partner that maps only part of the story (two of its four relations, one of its three edges)
+# and a minimal pair that maps all of it but for one reversed edge: the minimal pair has the
+# higher discounted score
+WEAK_PARTNER = validate_signature({
+    "episode_id": "weak_partner", "kind": "failure",
+    "roles": {"S": "river gauge", "D": "copied flood table", "C": "dam operator"},
+    "relations": RELS[:2], "causal_chain": CHAIN[1:],
+    "surface": {"domain": "hydrology", "entities": ["river gauge", "copied flood table"]}})
+RICH_MINIMAL = sig("rich_minimal", {"S": "warehouse stock", "D": "shelf count sheet",
+                                    "C": "store clerk"},
+                   [["false_claim(C)", "causes", "diverges_from(D,S)"],
+                    ["false_claim(C)", "causes", "failure(C)"],
+                    ["skips_check(C,S)", "causes", "false_claim(C)"]], "retail")
+STORY3 = sig("story3", {"S": "warehouse stock", "D": "shelf count sheet", "C": "store clerk"},
+             [*CHAIN, ["skips_check(C,S)", "causes", "false_claim(C)"]], "retail")
+
+
+def _order(tmp_path: Path, params: RetrieveParams) -> list[str]:
+    with Memory.open(tmp_path / "m.db") as m:
+        for s in (WEAK_PARTNER, RICH_MINIMAL):
+            m.add(s)
+        return [h.episode_id for h in Retriever(m, params=params).find(STORY3, k=5).results]
+
+
+def test_a_contradicting_candidate_ranks_below_every_consistent_one(tmp_path: Path) -> None:
+    (tmp_path / "score").mkdir()
+    by_score = _order(tmp_path / "score", RetrieveParams(demote_contradicting=False))
+    assert by_score == ["rich_minimal", "weak_partner"]       # the discount alone is not enough
+    assert _order(tmp_path, RetrieveParams()) == ["weak_partner", "rich_minimal"]
+
+
+def test_demote_contradicting_is_a_boolean() -> None:
+    with pytest.raises(AnalogistError, match="demote_contradicting"):
+        RetrieveParams(demote_contradicting=1)

@@ -99,6 +99,12 @@ class RetrieveParams:
             higher-order causal relation is what makes an analogy), so a same-domain minimal
             pair that maps most of the story with one edge reversed ranks below a partner
             whose causal structure agrees. 1.0 turns the discount off.
+        demote_contradicting: rank every candidate the judge finds contradicting the target
+            below every candidate it does not (each group by score). A discount alone lets a
+            same-domain minimal pair that maps the whole story but one reversed edge outscore a
+            cross-domain partner that maps less of it; a contradicted mechanism is evidence
+            against the analogy, not a weaker likeness, so it is a tier, not a factor. False
+            orders by the discounted score alone.
     """
 
     k: int = bounded(5, lo=1, integer=True)
@@ -115,6 +121,7 @@ class RetrieveParams:
     ann_min_rows: int = bounded(50_000, lo=1, integer=True)
     ann: AnnParams = field(default_factory=AnnParams)
     contradiction_discount: float = bounded(0.5, lo=0.0, hi=1.0)
+    demote_contradicting: bool = flag(True)
 
     def __post_init__(self) -> None:
         check_bounds(self)
@@ -535,8 +542,12 @@ class Retriever:
                 skipped.append(f"episode {sid}: {e}")
         # similarity is capped at 1.0 (a candidate with more structure than the target can
         # cover all of it): among equal similarities the one more of whose own structure
-        # maps ranks first (the source-side share, report.normalized_score), then stage 1
-        hits.sort(key=lambda h: (-h.score, -h.report.normalized_score, -h.stage1, h.id))
+        # maps ranks first (the source-side share, report.normalized_score), then stage 1; a
+        # candidate the judge finds contradicting the target ranks below every one it does not
+        # (RetrieveParams.demote_contradicting)
+        demote = p.demote_contradicting
+        hits.sort(key=lambda h: (demote and bool(h.report.contradictions), -h.score,
+                                 -h.report.normalized_score, -h.stage1, h.id))
         hits = _superseded_below_replacements(hits)
         itself = self._query_itself(target, hits)   # never answer a query with itself
         hits = [h for h in hits if h.schema or h.id not in itself]

@@ -17,11 +17,11 @@ from analogist.encode.lexicon import (
     _LIGHT_NOUNS,
     _LIGHT_VERBS,
     _MOD_DEPS,
+    _NEG_ADVERBS,
+    _NEG_PRONOUNS,
     _OBJECT_CONTROL,
     _PRONOUNS_PLURAL,
     _PRONOUNS_SINGULAR,
-    _NEG_ADVERBS,
-    _NEG_PRONOUNS,
     _QUANTIFIERS,
     _RELATIVE,
     _SKIP_PREPS,
@@ -42,6 +42,8 @@ class _Mention:
     span: tuple[int, int]          # char span of the surface tokens (for L1)
     resolved: bool = False
     core: str = ""                 # head with its noun modifiers only (entity identity)
+    sent_start: int = -1           # first token of the mention's sentence (pronoun resolution)
+    main: bool = False             # subject of a main clause (pronoun resolution)
 
 
 @dataclass
@@ -61,6 +63,7 @@ class _Clause:
     complement: str = ""           # a later "prep + word" ("treats X *as truth*"), for typing
     sources: list[_Mention] = field(default_factory=list)   # "copies X *from Y*" beside a dobj
     objects_moved: bool = False    # "nobody checked X": X became the subject of a state
+    object_negated: bool = False   # "had *no* paper", "got *nothing*": the object is denied
 
 
 @dataclass
@@ -155,10 +158,24 @@ class _ClauseReader:
     def _resolve(self, tok: Any, recent: list[_Mention]) -> _Mention | None:
         low = tok.text.lower()
         want_plural = low in _PRONOUNS_PLURAL
+        # the same subject pronoun twice in one sentence is one referent ("Because *they*
+        # believed the otters had escaped, *they* closed the zoo": not the otters)
+        same = self._pronoun_referents.get((tok.sent.start, low)) \
+            if tok.dep_ in ("nsubj", "nsubjpass") else None
         cands = [m for m in reversed(recent) if m.plural == want_plural] or list(reversed(recent))
+        if tok.dep_ in ("nsubj", "nsubjpass") and not any(
+                m.sent_start == tok.sent.start for m in cands):
+            # a subject pronoun with no antecedent in its own sentence prefers the subject of an
+            # earlier main clause to one of a subordinate clause ("The keepers read the screen
+            # as an escape, although the otters were asleep. Because *they* believed …")
+            cands = [m for m in cands if m.main] + [m for m in cands if not m.main]
+        if same is not None:
+            cands = [same]
         if not cands:
             return None
         m = cands[0]
+        if tok.dep_ in ("nsubj", "nsubjpass"):
+            self._pronoun_referents.setdefault((tok.sent.start, low), m)
         return _Mention(phrase=m.phrase, head=m.head, plural=m.plural, tok=tok.i,
                         span=(tok.idx, tok.idx + len(tok.text)), resolved=True, core=m.core)
 
@@ -224,6 +241,7 @@ class _ClauseReader:
         return None
 
     def _clauses(self, doc: Any) -> list[_Clause]:
+        self._pronoun_referents: dict[tuple[int, str], _Mention] = {}
         clauses: list[_Clause] = []
         by_tok: dict[int, _Clause] = {}
         recent: list[_Mention] = []
@@ -239,8 +257,10 @@ class _ClauseReader:
                 # a pronoun refers back to a participant the story is about, not to the noun a
                 # relative clause hangs on ("… tickets for a sailing that had left, it …")
                 if v.dep_ not in ("relcl", "acl"):
+                    main = v.dep_ == "ROOT" or (v.dep_ == "conj" and v.head.dep_ == "ROOT")
                     for m in c.subjects:
                         if not m.resolved:
+                            m.sent_start, m.main = sent.start, main
                             recent.append(m)
                 recent[:] = recent[-20:]
         return clauses
@@ -291,6 +311,9 @@ class _ClauseReader:
         verb_text = f"{v.text.lower()} {particle}".strip()
         c = _Clause(idx=idx, sent=si, tok=v.i, lemma=lemma, verb=verb, verb_text=verb_text)
         c.negated = self._negated(v)
+        c.object_negated = any(
+            ch.dep_ == "dobj" and (ch.lower_ in ("none", "nothing") or any(
+                d.dep_ == "det" and d.lower_ == "no" for d in ch.children)) for ch in children)
 
         subj_toks = [ch for ch in children if ch.dep_ in ("nsubj", "csubj", "expl")]
         pass_toks = [ch for ch in children if ch.dep_ == "nsubjpass"]

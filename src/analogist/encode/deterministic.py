@@ -30,7 +30,11 @@ Pipeline
    detect, objects)), else from the head's subject; a gerund ("by emitting …") from the nearest
    ancestor with an explicit subject. **Pronouns** (it, they, this, …) are resolved to the most
    recent subject noun phrase of the same grammatical number — a simple recency heuristic, not
-   coreference resolution. A clause with an adjectival complement ("the cache became stale") or
+   coreference resolution — with two refinements: one subject pronoun repeated in a sentence
+   keeps its first referent ("Because *they* believed the otters had escaped, *they* closed the
+   zoo"), and a subject pronoun with no antecedent in its own sentence prefers the subject of an
+   earlier main clause to that of a subordinate one ("…, although the otters were asleep.
+   *They* …" → not the otters). A clause with an adjectival complement ("the cache became stale") or
    an intransitive verb ("the job crashed") is a **state** triple with an empty object. Entity
    phrases are the head noun with its compound/adjectival/numeric modifiers (determiners and
    possessives dropped), lower-cased; verbs are lemmas; negation is flagged. A generic head
@@ -105,7 +109,9 @@ Pipeline
    vocabulary predicate (:data:`_RELATION_CUES`: verb + particle/preposition, or verb + a later
    "prep + word" complement: "print/compile/sample … from" → ``derives_from``, "treat … as the
    truth" → ``trusts_as_authoritative``, "drift away from" → ``diverges_from``, "work off / read
-   from" → ``reads_from``; a negated check verb, "never checks", → ``skips_check``), then by the
+   from" → ``reads_from``; a negated check verb, "never checks", → ``skips_check``; a denied having or getting, "had
+   no paper", "got no water", "did not receive the dose", → ``lacks``, which is given by this
+   rule only, never by a score against its definition), then by the
    embedder's cosine between the pattern sentence ("the first role
    copies from the second") and each definition of the right arity, accepted above
    ``embed_threshold`` with ``embed_margin`` over the runner-up (the pattern includes the

@@ -189,7 +189,10 @@ particle/preposition, or verb + a later "prep + word" complement) that name the 
 ordinary prose, consulted after the vocabulary's own names/synonyms and before the embedder."""
 _CUE_INDEX = {cue: name for name, cues in _RELATION_CUES.items() for cue in cues}
 _CHECK_VERBS = {"check", "verify", "validate", "test", "inspect", "confirm", "audit", "review",
-                "vet", "cross-check"}
+                "vet", "cross-check", "compare"}
+_POSSESSION_VERBS = {"have", "get", "receive", "obtain"}
+"""Verbs of having or getting: denied ("had no paper", "did not get water") they read as
+``lacks``."""
 _UPDATE_VERBS = {"update", "refresh", "revise", "amend", "correct", "sync", "resync",
                  "synchronise", "synchronize", "change", "renew"}
 """Verbs whose negation leaves their object out of date ("nobody updated the map" → stale)."""

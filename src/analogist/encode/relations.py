@@ -12,6 +12,7 @@ from analogist.encode.lexicon import (
     _CHECK_VERBS,
     _CUE_INDEX,
     _LINKING,
+    _POSSESSION_VERBS,
     _STATE_PHRASES,
     _STOP,
     _snake,
@@ -106,6 +107,12 @@ class _RelationTyper:
                 p = self.vocab.get("skips_check")
                 if p is not None:
                     return _Typed(p.name, 2, False, 1.0, p.definition)
+            if lemma in _POSSESSION_VERBS and (c.negated != c.object_negated) and not rest:
+                # "the desk had no paper", "the vines got no water", "did not receive the
+                # dose": the first role goes without the second
+                p = self.vocab.get("lacks")
+                if p is not None:
+                    return _Typed(p.name, 2, False, 1.0, p.definition)
         if not c.negated:
             p = self._exact(forms, arity)
             if p is not None:
@@ -115,7 +122,9 @@ class _RelationTyper:
                 if p is not None:
                     return _Typed(p.name, arity, False, 1.0, p.definition)
             best = self._score(c, arity, vec)
-            if best is not None:
+            # ``lacks`` is a denial, read by the rule above only: scored against its definition
+            # ("does not have or get") a plain "has" or "gets" would be read as its opposite
+            if best is not None and best.name != "lacks":
                 return best
         # proposed term
         base = c.state if arity == 1 and c.state else c.verb

@@ -199,13 +199,16 @@ def _partition_tables(pg: Any) -> None:
 
 
 def _foreign_server(pg: Any, params: dict[str, str]) -> str:
-    """The coordinator's ``postgres_fdw`` server (and user mapping) for ``params``."""
+    """The coordinator's ``postgres_fdw`` server (and user mapping) for ``params``. Row
+    estimates come from the remote server (``use_remote_estimate``): a foreign table has no
+    statistics of its own, and planned as one row a stage-1 read joins the namespace's tables
+    by a nested loop that rescans the remote side once per row (quadratic)."""
     _, sql = _psycopg()
     host, port, db = params["host"], params.get("port", "5432"), params["dbname"]
     name = "analogist_" + _key(f"{host}:{port}/{db}")
     pg.execute(sql.SQL("CREATE SERVER IF NOT EXISTS {} FOREIGN DATA WRAPPER postgres_fdw "
                        "OPTIONS (host {}, port {}, dbname {}, batch_size '500', "
-                       "fetch_size '2000')").format(
+                       "fetch_size '2000', use_remote_estimate 'true')").format(
         sql.Identifier(name), sql.Literal(host), sql.Literal(port), sql.Literal(db)))
     opts = [sql.SQL("user {}").format(sql.Literal(params.get("user") or "postgres"))]
     if params.get("password"):
