@@ -179,6 +179,11 @@ def test_cli_all_check_counts_every_fixture(tmp_path: Path) -> None:
                             str(tmp_path / "rep")])
     assert r.exit_code == 0, r.output
     assert "15 files, 0 scored, 0 not loaded" in r.stdout
+    # each file's count line, as the one-set --check prints it, before the summary line
+    lines = r.stdout.splitlines()
+    assert len(lines) == 16 and lines[-1].startswith("wrote ")
+    assert any(ln.startswith("historical/pool: 4 events (counted, not scored); skipped: "
+                             "1 pool event with an empty history_event_text [") for ln in lines)
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "| historical/pool | 4 events | 1 pool event with an empty history_event_text |" in md
 

@@ -116,6 +116,12 @@ def bench_external_command(
             if as_json:
                 sys.stdout.write(json.dumps(rep, indent=1) + "\n")
             else:
+                if check:
+                    # the library loads inside the command, so that `analogist --help` starts
+                    # at once
+                    from analogist.bench.external.runner import render_check
+
+                    sys.stdout.write("".join(render_check(c) for c in rep["sets"]))
                 sys.stdout.write(f"wrote {dest}/report.md ({len(rep['sets'])} files, "
                                  f"{len(rep['results'])} scored, {len(rep['errors'])} "
                                  f"not loaded)\n")
