@@ -31,6 +31,7 @@ from analogist.memory import (
     open_memory,
 )
 from analogist.signature import MAX_TEXT, Signature, dump_signature, validate_signature
+from tests.writer_procs import batches, kill_inside_fourth_batch, spawn_writer, wait_for
 
 HERE = Path(__file__).parent
 SEED = HERE / "data" / "seed_example_signature.json"
@@ -404,46 +405,14 @@ def test_not_a_database(tmp_path: Path) -> None:
 
 
 # -- processes -------------------------------------------------------------------------------
-def _spawn(db: Path, *args: Any) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, str(WRITER), str(db), *map(str, args)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def _wait_for(proc: subprocess.Popen[str], line: str) -> list[str]:
-    seen = []
-    assert proc.stdout is not None
-    for raw in proc.stdout:
-        seen.append(raw.strip())
-        if seen[-1] == line:
-            return seen
-    raise AssertionError(f"writer ended before {line!r}: {seen}; "
-                         f"{proc.stderr.read() if proc.stderr else ''}")
-
-
-def _batches(mem: Memory) -> dict[int, int]:
-    out: dict[int, int] = {}
-    for e in mem.list("w", include_superseded=True):
-        b = int(e.episode_id[1:].split("_")[0])
-        out[b] = out.get(b, 0) + 1
-    return out
-
-
 def test_writer_killed_mid_batch(db: Path) -> None:
     size = 40
-    proc = _spawn(db, "stall", 10, size, 3, 60)
-    try:
-        seen = _wait_for(proc, "inside")
-        assert seen == ["committed 0", "committed 1", "committed 2", "inside"]
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.kill()
-        proc.wait(timeout=30)
-    assert proc.returncode == -signal.SIGKILL
+    kill_inside_fourth_batch(db, size)
     with open_memory(db) as mem:
         assert mem.integrity_check() == "ok"
         if not is_postgres_url(db):
             assert mem.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        assert _batches(mem) == {0: size, 1: size, 2: size}  # batch 3 absent, earlier intact
+        assert batches(mem) == {0: size, 1: size, 2: size}  # batch 3 absent, earlier intact
         n = mem.count("w")
         for t in ("sig_relations", "sig_vectors", "sig_fingerprint"):
             k = mem.conn.execute(f"SELECT COUNT(DISTINCT signature_id) FROM {t}").fetchone()[0]
@@ -454,9 +423,9 @@ def test_writer_killed_mid_batch(db: Path) -> None:
 
 def test_writer_killed_at_a_random_moment(db: Path) -> None:
     size = 25
-    proc = _spawn(db, "loop", 10_000, size)
+    proc = spawn_writer(db, "loop", 10_000, size)
     try:
-        _wait_for(proc, "committed 3")
+        wait_for(proc, "committed 3")
         time.sleep(0.013)
         os.kill(proc.pid, signal.SIGKILL)
     finally:
@@ -464,7 +433,7 @@ def test_writer_killed_at_a_random_moment(db: Path) -> None:
         proc.wait(timeout=30)
     with open_memory(db) as mem:
         assert mem.integrity_check() == "ok"
-        got = _batches(mem)
+        got = batches(mem)
         assert all(v == size for v in got.values())  # every batch all or nothing
         assert sorted(got) == list(range(len(got))) and len(got) >= 4
 
@@ -473,10 +442,10 @@ def test_reader_sees_consistent_data_while_another_process_writes(db: Path) -> N
     size = 30
     with open_memory(db) as mem:
         mem.add(sig("seeded"), namespace="w2")
-    proc = _spawn(db, "stall", 3, size, 1, 1.5)
+    proc = spawn_writer(db, "stall", 3, size, 1, 1.5)
     try:
         with open_memory(db, timeout=5) as reader:
-            _wait_for(proc, "inside")  # batch 1 is half-written, uncommitted
+            wait_for(proc, "inside")  # batch 1 is half-written, uncommitted
             t0 = time.monotonic()
             with reader.snapshot():
                 n = reader.count("w")
@@ -485,7 +454,7 @@ def test_reader_sees_consistent_data_while_another_process_writes(db: Path) -> N
             assert time.monotonic() - t0 < 1.0  # not blocked by the writer (WAL)
             assert n == size and len(ids) == n and len(feats) == n
             assert sum(len(v) for v in groups.values()) == n
-            assert _batches(reader) == {0: size}
+            assert batches(reader) == {0: size}
             with reader.snapshot(), pytest.raises(StoreError):
                 reader.add(sig("inside-snapshot"), namespace="w2")
             # repeated reads while the writer finishes: always whole batches
@@ -499,18 +468,18 @@ def test_reader_sees_consistent_data_while_another_process_writes(db: Path) -> N
         proc.kill()
         proc.wait(timeout=30)
     with open_memory(db) as mem:
-        assert _batches(mem) == {0: size, 1: size, 2: size}
+        assert batches(mem) == {0: size, 1: size, 2: size}
         assert mem.count("w2") == 1
 
 
 def test_concurrent_writers_from_several_processes(db: str) -> None:
     """Three processes add to one namespace at once: every batch whole, nothing lost, row ids
     distinct, the generation counter counts every row."""
-    size, batches = 20, 6
+    size, n_batches = 20, 6
     with open_memory(db):
         pass  # created (and migrated) before the writers race
     env = dict(os.environ)
-    procs = [subprocess.Popen([sys.executable, str(WRITER), db, "loop", str(batches), str(size)],
+    procs = [subprocess.Popen([sys.executable, str(WRITER), db, "loop", str(n_batches), str(size)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               env={**env, "WRITER_PREFIX": p})
              for p in ("x", "y", "z")]
@@ -522,16 +491,16 @@ def test_concurrent_writers_from_several_processes(db: str) -> None:
             p.wait(timeout=30)
     for p, (out, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0, err
-        assert out.split().count("committed") == batches
+        assert out.split().count("committed") == n_batches
     with open_memory(db) as mem:
         eps = mem.list("w")
-        assert len(eps) == len({e.id for e in eps}) == 3 * batches * size
+        assert len(eps) == len({e.id for e in eps}) == 3 * n_batches * size
         per: dict[str, int] = {}
         for e in eps:
             key = e.episode_id.split("_")[0]
             per[key] = per.get(key, 0) + 1
-        assert set(per.values()) == {size} and len(per) == 3 * batches
-        assert mem.generation("w") == (3 * batches * size, 0)
+        assert set(per.values()) == {size} and len(per) == 3 * n_batches
+        assert mem.generation("w") == (3 * n_batches * size, 0)
 
 
 def test_store_strings_pick_the_backend(tmp_path: Path) -> None:

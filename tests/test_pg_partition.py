@@ -9,8 +9,6 @@ committed batch and leaves no partial one."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -26,9 +24,9 @@ from analogist.memory.pg_partition import place, placements
 from analogist.memory.sqlite import StoreError
 from analogist.retrieve import Retriever
 from tests.test_server import _Server
+from tests.writer_procs import kill_inside_fourth_batch
 
 HERE = Path(__file__).parent
-WRITER = HERE / "proc_memory_writer.py"
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -237,17 +235,6 @@ def test_two_namespaces_on_different_servers_leak_nothing(servers, no_llm, tmp_p
     assert _remote_rows(s1) == {"alpha": 20} and _remote_rows(s2) == {"beta": 10}
 
 
-def _wait_for(proc: subprocess.Popen[str], line: str) -> list[str]:
-    seen = []
-    assert proc.stdout is not None
-    for raw in proc.stdout:
-        seen.append(raw.strip())
-        if seen[-1] == line:
-            return seen
-    raise AssertionError(f"writer ended before {line!r}: {seen}; "
-                         f"{proc.stderr.read() if proc.stderr else ''}")
-
-
 @pytest.mark.parametrize("spread", [1, 3], ids=["one-server", "hash-over-3"])
 def test_writer_killed_mid_batch_on_a_partitioned_store(servers, spread):
     coord, s1, s2, s0b = servers
@@ -255,17 +242,7 @@ def test_writer_killed_mid_batch_on_a_partitioned_store(servers, spread):
     with open_memory(coord) as m:
         place(m, "w", urls)
     size = 40
-    proc = subprocess.Popen([sys.executable, str(WRITER), coord, "stall", "10", str(size), "3",
-                             "60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(HERE.parent)})
-    try:
-        seen = _wait_for(proc, "inside")
-        assert seen == ["committed 0", "committed 1", "committed 2", "inside"]
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.kill()
-        proc.wait(timeout=30)
-    assert proc.returncode == -signal.SIGKILL
+    kill_inside_fourth_batch(coord, size)
     with open_memory(coord) as mem:
         assert mem.integrity_check() == "ok"
         batches: dict[int, int] = {}
