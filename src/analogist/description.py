@@ -177,12 +177,6 @@ class Description:
             self._roots = {k: tuple(v) for k, v in acc.items()}
         return self._roots
 
-    def name_of(self, expr: Expr) -> str | None:
-        for k, v in self.names.items():
-            if v == expr:
-                return k
-        return None
-
     def kind_of(self, functor: str) -> PredicateKind:
         p = self.vocabulary.get(functor)
         return p.kind if p is not None else PredicateKind.RELATION

@@ -44,10 +44,6 @@ def data_file(name: str) -> Traversable:
     return resources.files("analogist").joinpath(*_DATA, name)
 
 
-def example_names() -> list[str]:
-    return list(EXAMPLES)
-
-
 def default_sme_vocabulary() -> Vocabulary:
     """The bundled ``sys2lang.vcb`` vocabulary the classic examples are written in."""
     f = data_file(SME_VOCABULARY_FILE)

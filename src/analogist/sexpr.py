@@ -149,6 +149,3 @@ def _atom(tok: str) -> Any:
             pass
     return tok.lower()
 
-
-def line_of(form: Any, default: int | None = None) -> int | None:
-    return getattr(form, "line", default)

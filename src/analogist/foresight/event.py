@@ -578,8 +578,6 @@ class Corpus:
         drop = set(ids)
         return Corpus(tuple(e for e in self.events if e.event_id not in drop), self.name)
 
-    def with_events(self, extra: Iterable[Event]) -> Corpus:
-        return Corpus(self.events + tuple(extra), self.name)
 
 
 def load_corpus(path: str | Path | None = None, *, strict: bool = True) -> Corpus:

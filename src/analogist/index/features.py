@@ -122,23 +122,9 @@ def _parse(sig: Signature) -> _Parsed:
     return _Parsed([(a.predicate, a.args) for a in sig.relations], nodes, edges)
 
 
-def _causal_graph(sig: Signature) -> tuple[list[_Key], list[tuple[int, int, str, int]]]:
-    """Distinct causal atoms (first-appearance order) and edges (src, dst, type, sign)."""
-    g = _parse(sig)
-    return g.nodes, g.edges
-
-
 def _pairs(items: list[tuple[int, str, int]]) -> list[tuple[tuple[int, str, int],
                                                             tuple[int, str, int]]]:
     return [(items[i], items[j]) for i in range(len(items)) for j in range(i + 1, len(items))]
-
-
-def _count_loops(n: int, edges: list[tuple[int, int, str, int]], out: Counter[str]) -> None:
-    """Count simple directed cycles by sign, each once (started at its lowest node)."""
-    adj: list[list[tuple[int, int]]] = [[] for _ in range(n)]
-    for src, dst, _t, sign in edges:
-        adj[src].append((dst, sign))
-    _loops(n, adj, out)
 
 
 def _loops(n: int, adj: list[list[tuple[int, int]]], out: dict[str, int]) -> None:

@@ -59,9 +59,6 @@ class Prompt:
     version: str
     text: str
 
-    def placeholders(self) -> set[str]:
-        return {m.group(1) for m in _PLACEHOLDER.finditer(self.text) if m.group(1)}
-
     def render(self, **values: Any) -> str:
         return render(self.text, values, source=f"prompt {self.version}")
 

@@ -143,10 +143,6 @@ def _part_acc(pairs: list[list[bool]]) -> float:
 
 
 # -- aggregation --------------------------------------------------------------------------------
-def _f(x: Any) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
-
-
 def _dprime_counts(recs: list[dict[str, Any]], decoy: str | None = None) -> tuple[int, ...]:
     f2 = [r for r in recs if r["family"] == "F2"]
     hits = sum(r["source_correct"] for r in f2)
