@@ -23,7 +23,7 @@ from analogist.memory import open_memory
 from analogist.memory.pg_partition import place, placements
 from analogist.memory.sqlite import StoreError
 from analogist.retrieve import Retriever
-from tests.test_server import _Server
+from tests.test_server import _Server, beta_episodes
 from tests.writer_procs import kill_inside_fourth_batch
 
 HERE = Path(__file__).parent
@@ -165,12 +165,7 @@ def test_two_namespaces_on_different_servers_leak_nothing(servers, no_llm, tmp_p
 
     coord, s1, s2, _ = servers
     sigs = [c.signature.to_data() for c in load_casebook() if not c.is_decoy]
-    beta = []
-    for s in sigs[20:30]:
-        s = json.loads(json.dumps(s))
-        s["episode_id"] = "beta-" + s["episode_id"]
-        s["violated_invariant"] = "BETA-SECRET " + (s.get("violated_invariant") or "")
-        beta.append(s)
+    beta = beta_episodes(sigs[20:30])
     (tmp_path / "alpha.json").write_text(json.dumps(sigs[:20]), encoding="utf-8")
     (tmp_path / "beta.json").write_text(json.dumps(beta), encoding="utf-8")
     for ns, url in (("alpha", s1), ("beta", s2)):

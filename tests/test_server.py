@@ -60,6 +60,18 @@ def _sigs() -> list[dict]:
     return [e.signature.to_data() for e in load_casebook() if not e.is_decoy]
 
 
+def beta_episodes(sigs: list[dict]) -> list[dict]:
+    """Copies of ``sigs`` for the second tenant: ids prefixed ``beta-`` and a secret marker in
+    each violated invariant, so a leak of either shows in another tenant's answers."""
+    beta = []
+    for s in sigs:
+        s = json.loads(json.dumps(s))
+        s["episode_id"] = "beta-" + s["episode_id"]
+        s["violated_invariant"] = "BETA-SECRET " + (s.get("violated_invariant") or "")
+        beta.append(s)
+    return beta
+
+
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
     mp = pytest.MonkeyPatch()
@@ -80,12 +92,7 @@ def env(tmp_path_factory):
         h = {"Authorization": f"Bearer {keys['a']}"}
         r = c.post("/v1/ns/alpha/episodes/bulk", json={"episodes": sigs[:20]}, headers=h)
         assert r.status_code == 201, r.text
-        beta = []
-        for s in sigs[20:30]:
-            s = json.loads(json.dumps(s))
-            s["episode_id"] = "beta-" + s["episode_id"]
-            s["violated_invariant"] = "BETA-SECRET " + (s.get("violated_invariant") or "")
-            beta.append(s)
+        beta = beta_episodes(sigs[20:30])
         r = c.post("/v1/ns/beta/episodes/bulk", json={"episodes": beta},
                    headers={"X-API-Key": keys["b"]})
         assert r.status_code == 201, r.text
