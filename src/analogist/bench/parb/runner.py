@@ -384,6 +384,153 @@ def _json_safe(x: Any) -> Any:
     return x
 
 
+def _arm_names(representation: str, arms: Sequence[str] | None) -> list[str]:
+    """Check ``representation`` and the requested arms; return the arm names (prime-normalised)."""
+    if representation not in ("oracle", "encoded"):
+        raise AnalogistError(f"representation must be 'oracle' or 'encoded', got "
+                             f"{representation!r}")
+    names = [a.replace("′", "'") for a in (arms or list(ARM_NAMES) + list(LLM_ARMS))]
+    unknown = [a for a in names if a not in ARM_NAMES and a not in LLM_ARMS]
+    if unknown:
+        raise AnalogistError(f"unknown arm(s) {', '.join(unknown)}; known: "
+                             f"{', '.join(ARM_NAMES + LLM_ARMS)}")
+    return names
+
+
+def _llm_skips(names: list[str], provider: Any | None,
+               critic_provider: Any | None) -> dict[str, str]:
+    """The arms and arm channels skipped for want of an LLM, each with the reason."""
+    skipped: dict[str, str] = {}
+    if provider is None:
+        skipped.update({a: NO_LLM_REASON for a in LLM_ARMS if a in names})
+    if "E" in names and critic_provider is None:
+        skipped["E.critic"] = NO_LLM_REASON
+    if "E" in names and provider is None:
+        skipped["E.parametric"] = NO_LLM_REASON
+    return skipped
+
+
+def _write_items(out: Path, itemset: Any, items: list[dict[str, Any]],
+                 seed: int) -> dict[str, Any]:
+    """Write ``items.jsonl`` (generated items only) and ``manifest.json``; return the manifest."""
+    out.mkdir(parents=True, exist_ok=True)
+    if itemset is not None:
+        manifest = write_jsonl(itemset, out / "items.jsonl")
+    else:
+        manifest = {"n_items": len(items), "seed": seed, "source": "given items"}
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n",
+                                       encoding="utf-8")
+    return manifest
+
+
+def _encode_all(items: list[dict[str, Any]], encoder: Any, progress: bool) -> Any:
+    """Re-write every item's episodes from their text with ``encoder``, under a progress bar."""
+    bar = _progress(progress)
+    with bar:
+        task = bar.add_task("encoding", total=len(items))
+        return encode_items(items, encoder, progress=lambda n: bar.update(task, advance=n))
+
+
+def _run_arm(arm: Any, item: dict[str, Any], run_item: dict[str, Any], pb: Any,
+             ctx: ArmContext, enc: Any) -> tuple[ArmOutput, dict[str, Any], float]:
+    """Run one arm on one item and score it; return the output, the record and the seconds."""
+    tok0 = _tokens(arm)
+    t0 = time.perf_counter()
+    o = arm.run(run_item, ctx)
+    dt = time.perf_counter() - t0
+    tok1 = _tokens(arm)
+    if enc is not None:
+        o_s = translate_output(o, item, pb.query["episode_id"], enc.align[item["item_id"]])
+        rec = score_item(item, pb, o_s, forms=gold_forms(item))
+    else:
+        rec = score_item(item, pb, o)
+    if o.failed:     # an LLM failure is a failure, not an abstention
+        rec.update(failed=True, correct=False)
+    rec["_gold"] = list(pb.gold)
+    rec["output"] = o.to_json()
+    rec["wall_s"] = dt
+    rec["tokens"] = None if tok1 is None else tok1 - (tok0 or 0)
+    return o, rec, dt
+
+
+def _write_per_item(path: Path, items: list[dict[str, Any]],
+                    per_arm: dict[str, list[dict[str, Any]]]) -> None:
+    """Write the per-item records (paired by construction: same item order for every arm)."""
+    with open(path, "w", encoding="utf-8") as fh:
+        for i, item in enumerate(items):
+            fh.write(json.dumps(_json_safe({
+                "item_id": item["item_id"], "family": item["family"], "split": item["split"],
+                "arms": {a: {k: v for k, v in per_arm[a][i].items()
+                             if k not in ("item_id", "family", "split")} for a in per_arm}}),
+                sort_keys=True) + "\n")
+
+
+def _split_results(per_arm: dict[str, list[dict[str, Any]]], split: str, seed: int,
+                   skipped: dict[str, str],
+                   ctl_recs: dict[str, list[dict[str, Any]]] | None) -> dict[str, Any]:
+    """Metrics, family tables, comparisons, hypotheses and controls for each split present."""
+    splits_present = ["dev", "test"] if split == "both" else [split]
+    res_splits: dict[str, Any] = {}
+    for sp in splits_present:
+        sub = {a: [r for r in rs if r["split"] == sp] for a, rs in per_arm.items()}
+        if not any(sub.values()) or not next(iter(sub.values())):
+            res_splits[sp] = {"arms": {}, "hypotheses": {}, "note": "no items"}
+            continue
+        arms_m = {a: arm_metrics(rs, seed) for a, rs in sub.items()}
+        if "E" in sub and "D" in sub:
+            arms_m["E"]["verification_survival"] = verification_survival(sub["E"], sub["D"])
+        res_splits[sp] = {
+            "n_items": len(next(iter(sub.values()))),
+            "arms": arms_m,
+            "families": {a: family_table(rs) for a, rs in sub.items()},
+            "comparisons": comparisons(sub, seed),
+            "hypotheses": hypotheses(sub, seed, skipped),
+        }
+        if ctl_recs is not None:
+            res_splits[sp]["controls"] = {
+                a: summarize_controls([r for r in rs if r["split"] == sp], seed)
+                for a, rs in ctl_recs.items()}
+    return res_splits
+
+
+def _definitions() -> dict[str, str]:
+    """What each reported quantity means (written into ``results.json``)."""
+    return {
+        "U": "keyed source chosen, keyed role mapping (where keyed), transfer passes its key",
+        "F": "proposal that is not a keyed source (accepted decoy / no-match item)",
+        "N": "a part keyed 'withhold' was transferred (F5)",
+        "nav": "(U - 1*F - 2*N)/O; nav_ci: seeded percentile bootstrap of the item mean",
+        "far_items": "F3/F6 items with a true match (other domain, same-domain decoys in "
+                     "a pool of 40)",
+        "d_prime": "F2: hit = picks the far analogy, false alarm = picks a decoy; "
+                   "loglinear correction (+0.5 per cell)",
+        "correct": "U, or nothing proposed on a no-match item (McNemar unit); an item the "
+                   "arm failed on (an LLM error) is never correct",
+        "failed": "items on which the arm could not answer because an LLM call failed "
+                  "(counted as failures, never as abstentions); llm_usage: per arm calls, "
+                  "failures, tokens and seconds",
+        "noise_band": "seed 002: noise_floor(6 items, drift 0) / n",
+        "verification_survival": "E only: of the items where D proposed a source, the share "
+                                 "where E proposed that same source (it passed the causal-"
+                                 "path gate, the decoy probe and, when configured, the "
+                                 "critic); useful_kept / false_killed split it by D's U / F",
+        "cost": "wall seconds of the arm's run() per item and per U (shared retrieval is "
+                "charged to the first arm calling it); tokens (usage() total_tokens deltas) "
+                "per item and per U when the arm reports LLM usage",
+        "source_dependence": "controls.py: answer correct on the item's key (F1 inference "
+                             "transferred, F4 fix equal, F5 all part decisions equal) with "
+                             "the correct source minus with no source / with a surface "
+                             "decoy of the source (another template, source's domain, "
+                             "seeded by item id); paired bootstrap 95% CI",
+        "lesion_sensitivity": "controls.py: share of lesions (one load-bearing source "
+                              "relation/edge deleted: F5 the transferred part, F1 the first "
+                              "edge of the conclusion's supporting path, F4 the first edge "
+                              "into the mechanism's sink) after which the focal transferred "
+                              "conclusion is no longer transferred; unchanged = "
+                              "rationalisation",
+    }
+
+
 def run_parb(n_items: int, arms: Sequence[str] | None = None, representation: str = "oracle",
              split: str = "both", seed: int = 0, out_dir: str | Path = "parb_out",
              progress: bool = True, embedder: Any | None = None,
@@ -402,34 +549,15 @@ def run_parb(n_items: int, arms: Sequence[str] | None = None, representation: st
     (:mod:`analogist.bench.parb.controls`) for D, E, G and A1 on F1/F4/F5 items (oracle
     representation only; under ``encoded`` they are reported as skipped).
     """
-    if representation not in ("oracle", "encoded"):
-        raise AnalogistError(f"representation must be 'oracle' or 'encoded', got "
-                             f"{representation!r}")
-    names = [a.replace("′", "'") for a in (arms or list(ARM_NAMES) + list(LLM_ARMS))]
-    unknown = [a for a in names if a not in ARM_NAMES and a not in LLM_ARMS]
-    if unknown:
-        raise AnalogistError(f"unknown arm(s) {', '.join(unknown)}; known: "
-                             f"{', '.join(ARM_NAMES + LLM_ARMS)}")
+    names = _arm_names(representation, arms)
     critic_provider = critic_provider if critic_provider is not None else provider
-    skipped: dict[str, str] = {}
-    if provider is None:
-        skipped.update({a: NO_LLM_REASON for a in LLM_ARMS if a in names})
-    if "E" in names and critic_provider is None:
-        skipped["E.critic"] = NO_LLM_REASON
-    if "E" in names and provider is None:
-        skipped["E.parametric"] = NO_LLM_REASON
+    skipped = _llm_skips(names, provider, critic_provider)
     run_names = [a for a in names if a not in LLM_ARMS or provider is not None]
     arm_objs = make_arms(run_names, provider=provider, critic_provider=critic_provider)
     itemset = generate(n_items, seed, split) if items is None else None
     all_items = itemset.items if itemset is not None else items
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    if itemset is not None:
-        manifest = write_jsonl(itemset, out / "items.jsonl")
-    else:
-        manifest = {"n_items": len(all_items), "seed": seed, "source": "given items"}
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n",
-                                       encoding="utf-8")
+    manifest = _write_items(out, itemset, all_items, seed)
     if embedder is None:
         embedder = default_embedder()
 
@@ -437,11 +565,7 @@ def run_parb(n_items: int, arms: Sequence[str] | None = None, representation: st
     if representation == "encoded":
         if encoder is None:
             encoder = DeterministicEncoder(embedder=embedder)
-        bar = _progress(progress)
-        with bar:
-            task = bar.add_task("encoding", total=len(all_items))
-            enc = encode_items(all_items, encoder,
-                               progress=lambda n: bar.update(task, advance=n))
+        enc = _encode_all(all_items, encoder, progress)
     per_arm: dict[str, list[dict[str, Any]]] = {a.name: [] for a in arm_objs}
     ctl_out: dict[str, dict[str, ArmOutput]] = {a.name: {} for a in arm_objs
                                                 if a.name in CONTROL_ARMS}
@@ -464,26 +588,10 @@ def run_parb(n_items: int, arms: Sequence[str] | None = None, representation: st
                     ctx.encoded_align = enc.align[item["item_id"]] if enc is not None else None
                     pb = ctx.begin(run_item)
                     for arm in arm_objs:
-                        tok0 = _tokens(arm)
-                        t0 = time.perf_counter()
-                        o = arm.run(run_item, ctx)
-                        dt = time.perf_counter() - t0
+                        o, rec, dt = _run_arm(arm, item, run_item, pb, ctx, enc)
                         timings[arm.name] += dt
-                        tok1 = _tokens(arm)
                         if arm.name in ctl_out and enc is None:
                             ctl_out[arm.name][item["item_id"]] = o
-                        if enc is not None:
-                            o_s = translate_output(o, item, pb.query["episode_id"],
-                                                   enc.align[item["item_id"]])
-                            rec = score_item(item, pb, o_s, forms=gold_forms(item))
-                        else:
-                            rec = score_item(item, pb, o)
-                        if o.failed:     # an LLM failure is a failure, not an abstention
-                            rec.update(failed=True, correct=False)
-                        rec["_gold"] = list(pb.gold)
-                        rec["output"] = o.to_json()
-                        rec["wall_s"] = dt
-                        rec["tokens"] = None if tok1 is None else tok1 - (tok0 or 0)
                         per_arm[arm.name].append(rec)
                     bar.update(task, advance=1)
             for a in arm_objs:
@@ -497,80 +605,19 @@ def run_parb(n_items: int, arms: Sequence[str] | None = None, representation: st
         finally:
             mem.close()
     elapsed = time.perf_counter() - t_start
-    # per-item records (paired by construction: same item order for every arm)
-    with open(out / "per_item.jsonl", "w", encoding="utf-8") as fh:
-        for i, item in enumerate(all_items):
-            fh.write(json.dumps(_json_safe({
-                "item_id": item["item_id"], "family": item["family"], "split": item["split"],
-                "arms": {a: {k: v for k, v in per_arm[a][i].items()
-                             if k not in ("item_id", "family", "split")} for a in per_arm}}),
-                sort_keys=True) + "\n")
-    splits_present = ["dev", "test"] if split == "both" else [split]
-    res_splits: dict[str, Any] = {}
-    for sp in splits_present:
-        sub = {a: [r for r in rs if r["split"] == sp] for a, rs in per_arm.items()}
-        if not any(sub.values()) or not next(iter(sub.values())):
-            res_splits[sp] = {"arms": {}, "hypotheses": {}, "note": "no items"}
-            continue
-        arms_m = {a: arm_metrics(rs, seed) for a, rs in sub.items()}
-        if "E" in sub and "D" in sub:
-            arms_m["E"]["verification_survival"] = verification_survival(sub["E"], sub["D"])
-        res_splits[sp] = {
-            "n_items": len(next(iter(sub.values()))),
-            "arms": arms_m,
-            "families": {a: family_table(rs) for a, rs in sub.items()},
-            "comparisons": comparisons(sub, seed),
-            "hypotheses": hypotheses(sub, seed, skipped),
-        }
-        if ctl_recs is not None:
-            res_splits[sp]["controls"] = {
-                a: summarize_controls([r for r in rs if r["split"] == sp], seed)
-                for a, rs in ctl_recs.items()}
+    _write_per_item(out / "per_item.jsonl", all_items, per_arm)
     results = {
         "manifest": {k: v for k, v in manifest.items()},
         "representation": representation,
         "arms_run": [a.name for a in arm_objs],
         "arms_requested": names,
-        "splits": res_splits,
+        "splits": _split_results(per_arm, split, seed, skipped, ctl_recs),
         "skipped": skipped,
         "paired": all(len(rs) == len(all_items) for rs in per_arm.values()),
         "encoder": enc.stats if enc is not None else None,
         "llm_usage": usage,
         "timing_s": {"total": elapsed, **timings},
-        "definitions": {
-            "U": "keyed source chosen, keyed role mapping (where keyed), transfer passes its key",
-            "F": "proposal that is not a keyed source (accepted decoy / no-match item)",
-            "N": "a part keyed 'withhold' was transferred (F5)",
-            "nav": "(U - 1*F - 2*N)/O; nav_ci: seeded percentile bootstrap of the item mean",
-            "far_items": "F3/F6 items with a true match (other domain, same-domain decoys in "
-                         "a pool of 40)",
-            "d_prime": "F2: hit = picks the far analogy, false alarm = picks a decoy; "
-                       "loglinear correction (+0.5 per cell)",
-            "correct": "U, or nothing proposed on a no-match item (McNemar unit); an item the "
-                       "arm failed on (an LLM error) is never correct",
-            "failed": "items on which the arm could not answer because an LLM call failed "
-                      "(counted as failures, never as abstentions); llm_usage: per arm calls, "
-                      "failures, tokens and seconds",
-            "noise_band": "seed 002: noise_floor(6 items, drift 0) / n",
-            "verification_survival": "E only: of the items where D proposed a source, the share "
-                                     "where E proposed that same source (it passed the causal-"
-                                     "path gate, the decoy probe and, when configured, the "
-                                     "critic); useful_kept / false_killed split it by D's U / F",
-            "cost": "wall seconds of the arm's run() per item and per U (shared retrieval is "
-                    "charged to the first arm calling it); tokens (usage() total_tokens deltas) "
-                    "per item and per U when the arm reports LLM usage",
-            "source_dependence": "controls.py: answer correct on the item's key (F1 inference "
-                                 "transferred, F4 fix equal, F5 all part decisions equal) with "
-                                 "the correct source minus with no source / with a surface "
-                                 "decoy of the source (another template, source's domain, "
-                                 "seeded by item id); paired bootstrap 95% CI",
-            "lesion_sensitivity": "controls.py: share of lesions (one load-bearing source "
-                                  "relation/edge deleted: F5 the transferred part, F1 the first "
-                                  "edge of the conclusion's supporting path, F4 the first edge "
-                                  "into the mechanism's sink) after which the focal transferred "
-                                  "conclusion is no longer transferred; unchanged = "
-                                  "rationalisation",
-        },
+        "definitions": _definitions(),
     }
     results = _json_safe(results)
     (out / "results.json").write_text(json.dumps(results, indent=1, sort_keys=False) + "\n",
