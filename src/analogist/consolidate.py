@@ -369,6 +369,109 @@ def induce_schema(a: Signature, b: Signature, *, vocab: Vocabulary | None = None
                         mapping=mapping)[0]
 
 
+def _shared_parts(a: Signature, b: Signature, da: Description, db: Description,
+                  mp: GlobalMapping) -> tuple[list[Atom], list[tuple[Any, str]], dict[str, str]]:
+    """The relations and causal edges of ``a`` the mapping carries onto ``b`` (edges with the same
+    sign, each marked observed when both sides observe it), and ``a``'s role to ``b``'s role."""
+    canon = da.vocabulary.canonical
+    pairs = dict(mp.expression_pairs)
+    role_b = {x: y for x, y in mp.entity_pairs if x in a.roles}
+    b_edge_of = {Expr(db.vocabulary.canonical(e.edge),
+                      (_atom_expr(e.cause, db.vocabulary.canonical),
+                       _atom_expr(e.effect, db.vocabulary.canonical))): e
+                 for e in b.causal_chain}
+    rels = [r for r in a.relations if _atom_expr(r, canon) in pairs
+            and all(x in role_b for x in r.args)]
+    edges = []
+    for e in a.causal_chain:
+        x = Expr(canon(e.edge), (_atom_expr(e.cause, canon), _atom_expr(e.effect, canon)))
+        y = pairs.get(x)
+        if y is None:
+            continue
+        eb = b_edge_of.get(y)
+        if eb is None or eb.sign != e.sign:
+            continue
+        if not all(r in role_b for at in (e.cause, e.effect) for r in at.args):
+            continue
+        edges.append((e, "observed" if e.status == eb.status == "observed" else "inferred"))
+    return rels, edges, role_b
+
+
+def _role_tags(rels: list[Atom], edges: list[tuple[Any, str]],
+               role_b: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """The roles the shared parts use (first-seen order) and each one's generalised tag: a tag
+    both sides share is kept; else the role's first structural position, made unique."""
+    used: list[str] = []
+    for atom in [*rels, *(x for e, _s in edges for x in e.atoms())]:
+        for r in atom.args:
+            if r not in used:
+                used.append(r)
+    first_pos: dict[str, str] = {}
+    for atom in [*rels, *(x for e, _s in edges for x in e.atoms())]:
+        for i, r in enumerate(atom.args, 1):
+            first_pos.setdefault(r, _tag_name(atom.predicate, i))
+    tag: dict[str, str] = {}
+    taken: set[str] = set()
+    for r in sorted(used):
+        t = r if role_b[r] == r else first_pos[r]
+        base, n = t, 2
+        while t in taken:
+            t = f"{base}_{n}"
+            n += 1
+        taken.add(t)
+        tag[r] = t
+    return used, tag
+
+
+def _renamed(atom: Atom, tag: dict[str, str]) -> list[str]:
+    """``atom`` as a list, its arguments renamed by ``tag``."""
+    return [atom.predicate, *(tag[x] for x in atom.args)]
+
+
+def _renamed_text(atom: Atom, tag: dict[str, str]) -> str:
+    """``atom`` as ``pred(a,b)`` text, its arguments renamed by ``tag``."""
+    return f"{atom.predicate}({','.join(tag[x] for x in atom.args)})"
+
+
+def _rename_free(text: str | None, side: dict[str, str]) -> str | None:
+    """Free text with every whole-word role name replaced by its tag (None for empty text)."""
+    if not text:
+        return None
+    keys = sorted(side, key=len, reverse=True)
+    if not keys:
+        return text
+    pat = re.compile(r"\b(" + "|".join(re.escape(k) for k in keys) + r")\b")
+    return pat.sub(lambda m: side[m.group(1)], text)
+
+
+def _schema_data(a: Signature, b: Signature, rels: list[Atom], edges: list[tuple[Any, str]],
+                 role_b: dict[str, str], used: list[str],
+                 tag: dict[str, str]) -> dict[str, Any]:
+    """The schema's signature data (name from a digest of its parts, L2 only) from the shared
+    parts renamed to the generalised tags."""
+    roles = {tag[r]: (f"generalises {a.episode_id}:{r} ({a.roles[r][:150]}) and "
+                      f"{b.episode_id}:{role_b[r]} ({b.roles[role_b[r]][:150]})")
+             for r in used}
+    chain = [{"cause": _renamed_text(e.cause, tag), "edge": e.edge,
+              "effect": _renamed_text(e.effect, tag), "sign": e.sign, "status": st}
+             for e, st in edges]
+    inv_b = {role_b[r]: tag[r] for r in used}
+    fix = (_rename_free(a.fix_operator, tag) if a.fix_operator
+           else _rename_free(b.fix_operator, inv_b))
+    key_rel = sorted(" ".join(_renamed(r, tag)) for r in rels)
+    key_edge = sorted(f"{c['cause']} {c['edge']}{c['sign']} {c['effect']}" for c in chain)
+    digest = hashlib.sha256("\n".join([*key_rel, "|", *key_edge]).encode()).hexdigest()[:12]
+    name = f"schema-{digest}"
+    l2 = "; ".join([*(f"{r[0]}({','.join(r[1:])})"
+                      for r in sorted(_renamed(x, tag) for x in rels)),
+                    *(f"{c['cause']} {'not ' if c['sign'] == -1 else ''}{c['edge']} "
+                      f"{c['effect']}" for c in chain)])
+    return {"episode_id": name, "kind": "schema", "roles": roles,
+            "relations": [_renamed(r, tag) for r in rels], "causal_chain": chain,
+            "fix_operator": fix, "levels": {"L2": l2[:4000]},
+            "provenance": {"writer": WRITER}}
+
+
 def _induce_pair(a: Signature, b: Signature, *, vocab: Vocabulary | None = None,
                  params: ConsolidateParams | None = None,
                  descriptions: tuple[Description, Description] | None = None,
@@ -391,89 +494,17 @@ def _induce_pair(a: Signature, b: Signature, *, vocab: Vocabulary | None = None,
     score = pair_score(mp.score, self_score(da, params.sme), self_score(db, params.sme))
     if score < params.min_pair_score:
         return None, False
-    canon = da.vocabulary.canonical
-    pairs = dict(mp.expression_pairs)
-    role_b = {x: y for x, y in mp.entity_pairs if x in a.roles}
-    b_edge_of = {Expr(db.vocabulary.canonical(e.edge),
-                      (_atom_expr(e.cause, db.vocabulary.canonical),
-                       _atom_expr(e.effect, db.vocabulary.canonical))): e
-                 for e in b.causal_chain}
-    rels = [r for r in a.relations if _atom_expr(r, canon) in pairs
-            and all(x in role_b for x in r.args)]
-    edges = []
-    for e in a.causal_chain:
-        x = Expr(canon(e.edge), (_atom_expr(e.cause, canon), _atom_expr(e.effect, canon)))
-        y = pairs.get(x)
-        if y is None:
-            continue
-        eb = b_edge_of.get(y)
-        if eb is None or eb.sign != e.sign:
-            continue
-        if not all(r in role_b for at in (e.cause, e.effect) for r in at.args):
-            continue
-        edges.append((e, "observed" if e.status == eb.status == "observed" else "inferred"))
+    rels, edges, role_b = _shared_parts(a, b, da, db, mp)
     if len(rels) < params.min_schema_relations or len(edges) < params.min_schema_edges:
         return None, False
-    # generalised tags: a shared tag is kept; else the role's first structural position
-    used: list[str] = []
-    for atom in [*rels, *(x for e, _s in edges for x in e.atoms())]:
-        for r in atom.args:
-            if r not in used:
-                used.append(r)
-    first_pos: dict[str, str] = {}
-    for atom in [*rels, *(x for e, _s in edges for x in e.atoms())]:
-        for i, r in enumerate(atom.args, 1):
-            first_pos.setdefault(r, _tag_name(atom.predicate, i))
-    tag: dict[str, str] = {}
-    taken: set[str] = set()
-    for r in sorted(used):
-        t = r if role_b[r] == r else first_pos[r]
-        base, n = t, 2
-        while t in taken:
-            t = f"{base}_{n}"
-            n += 1
-        taken.add(t)
-        tag[r] = t
-
-    def ren(atom: Atom) -> list[str]:
-        return [atom.predicate, *(tag[x] for x in atom.args)]
-
-    def ren_text(atom: Atom) -> str:
-        return f"{atom.predicate}({','.join(tag[x] for x in atom.args)})"
-
-    def ren_free(text: str | None, side: dict[str, str]) -> str | None:
-        if not text:
-            return None
-        keys = sorted(side, key=len, reverse=True)
-        if not keys:
-            return text
-        pat = re.compile(r"\b(" + "|".join(re.escape(k) for k in keys) + r")\b")
-        return pat.sub(lambda m: side[m.group(1)], text)
-
-    roles = {tag[r]: (f"generalises {a.episode_id}:{r} ({a.roles[r][:150]}) and "
-                      f"{b.episode_id}:{role_b[r]} ({b.roles[role_b[r]][:150]})")
-             for r in used}
-    chain = [{"cause": ren_text(e.cause), "edge": e.edge, "effect": ren_text(e.effect),
-              "sign": e.sign, "status": st} for e, st in edges]
-    inv_b = {role_b[r]: tag[r] for r in used}
-    fix = ren_free(a.fix_operator, tag) if a.fix_operator else ren_free(b.fix_operator, inv_b)
-    key_rel = sorted(" ".join(ren(r)) for r in rels)
-    key_edge = sorted(f"{c['cause']} {c['edge']}{c['sign']} {c['effect']}" for c in chain)
-    digest = hashlib.sha256("\n".join([*key_rel, "|", *key_edge]).encode()).hexdigest()[:12]
-    name = f"schema-{digest}"
-    l2 = "; ".join([*(f"{r[0]}({','.join(r[1:])})" for r in sorted(ren(x) for x in rels)),
-                    *(f"{c['cause']} {'not ' if c['sign'] == -1 else ''}{c['edge']} "
-                      f"{c['effect']}" for c in chain)])
-    data = {"episode_id": name, "kind": "schema", "roles": roles,
-            "relations": [ren(r) for r in rels], "causal_chain": chain,
-            "fix_operator": fix, "levels": {"L2": l2[:4000]},
-            "provenance": {"writer": WRITER}}
+    used, tag = _role_tags(rels, edges, role_b)
+    data = _schema_data(a, b, rels, edges, role_b, used, tag)
     sig = validate_signature(data)
     l1, l3 = schema_summary(sig, vocab)
-    data["levels"] = {"L1": l1, "L2": l2[:4000], "L3": l3}
+    data["levels"] = {"L1": l1, "L2": data["levels"]["L2"], "L3": l3}
     sig = validate_signature(data)
     origins = {tag[r]: {a.episode_id: r, b.episode_id: role_b[r]} for r in used}
-    return InducedSchema(name, sig, (a.episode_id, b.episode_id),
+    return InducedSchema(data["episode_id"], sig, (a.episode_id, b.episode_id),
                          ((a.episode_id, b.episode_id, round(score, 6)),), origins), False
 
 
