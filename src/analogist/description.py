@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Union
 
 from analogist.errors import DescriptionError, VocabularyError
-from analogist.vocabulary import PredicateKind, Vocabulary
+from analogist.vocabulary import Predicate, PredicateKind, Vocabulary
 
 Item = Union["Expr", str]
 """An argument: an :class:`Expr` or an entity name."""
@@ -266,27 +266,10 @@ class Description:
                 any symbol argument that is not a name or a declared functor is an entity.
             lines: optional 1-based line numbers of each item, for error messages.
         """
-        items: list[tuple[Any, str | None, int | None]] = []
-        for i, raw in enumerate(expressions):
-            line = lines[i] if lines and i < len(lines) else None
-            if isinstance(raw, Mapping):
-                form, nm = raw.get("form"), raw.get("name")
-            elif (isinstance(raw, tuple) and len(raw) == 2 and isinstance(raw[1], (str, type(None)))
-                  and isinstance(raw[0], (list, tuple))):
-                form, nm = raw
-            else:
-                form, nm = raw, None
-            items.append((form, nm, line))
-
+        items = _build_items(expressions, lines)
         declared = list(entities) if entities is not None else None
         ent_set = set(declared) if declared is not None else set()
-        defs: dict[str, list[int]] = {}
-        for idx, (_form, nm, line) in enumerate(items):
-            if nm is not None:
-                if nm in ent_set:
-                    raise DescriptionError(f"expression name {nm!r} is also an entity",
-                                           source=source, line=line)
-                defs.setdefault(nm, []).append(idx)
+        defs = _name_definitions(items, ent_set, source)
 
         resolved: dict[int, Expr] = {}
         in_progress: list[int] = []
@@ -316,58 +299,18 @@ class Description:
             resolved[idx] = e
             return e
 
-        def lookup(nm: str, at: int) -> int:
-            """The definition a name means at item ``at``: the latest before it, else the
-            first after it (a forward reference)."""
-            idxs = defs[nm]
-            before = [j for j in idxs if j < at]
-            return before[-1] if before else idxs[0] if idxs[0] != at else idxs[-1]
-
         def convert(form: Any, line: int | None, at: int) -> Expr:
-            if not isinstance(form, (list, tuple)) or not form:
-                raise DescriptionError(
-                    f"expected an expression (functor arg ...), got {form!r}", source=source,
-                    line=line)
-            functor = form[0]
-            if not isinstance(functor, str):
-                raise DescriptionError(f"functor must be a symbol, got {functor!r}",
-                                       source=source, line=line)
-            pred = vocabulary.get(functor)
-            if pred is None:
-                if strict:
-                    raise VocabularyError(
-                        f"undeclared functor {functor!r} in {to_sexpr(form)} "
-                        f"(vocabulary {vocabulary.name!r})", source=source, line=line)
-                pred = vocabulary.propose(functor, len(form) - 1)
-            functor = pred.name
-            nargs = len(form) - 1
-            if not pred.accepts_arity(nargs):
-                want = (f"at least {max(pred.arity - 1, 1)}" if pred.n_ary else str(pred.arity))
-                raise VocabularyError(
-                    f"wrong arity for {functor!r} in {to_sexpr(form)}: expected {want} "
-                    f"argument(s), got {nargs}", source=source, line=line)
+            pred = _predicate_for(form, vocabulary, strict, source, line)
             args: list[Item] = []
             for a in form[1:]:
                 if isinstance(a, (list, tuple)):
                     args.append(convert(a, line, at))
                 elif isinstance(a, str):
                     if a in defs:
-                        args.append(resolve_item(lookup(a, at)))
-                    elif declared is not None:
-                        if a not in ent_set:
-                            raise DescriptionError(
-                                f"dangling reference {a!r} in {to_sexpr(form)}: not a declared "
-                                f"entity or an expression name", source=source, line=line)
-                        args.append(a)
+                        args.append(resolve_item(_definition_at(defs[a], at)))
                     else:
-                        if vocabulary.get(a) is not None and a not in vocabulary.entities:
-                            raise DescriptionError(
-                                f"{a!r} in {to_sexpr(form)} is a functor used as an argument",
-                                source=source, line=line)
-                        if a not in ent_set:
-                            ent_set.add(a)
-                            found_entities.append(a)
-                        args.append(a)
+                        args.append(_symbol_argument(a, form, declared is not None, ent_set,
+                                                     found_entities, vocabulary, source, line))
                 elif isinstance(a, (int, float)) and not isinstance(a, bool):
                     s = repr(a)
                     if s not in ent_set:
@@ -377,7 +320,7 @@ class Description:
                 else:
                     raise DescriptionError(f"bad argument {a!r} in {to_sexpr(form)}",
                                            source=source, line=line)
-            return intern(Expr(functor, args))
+            return intern(Expr(pred.name, args))
 
         names: dict[str, Expr] = {}
         for idx, (_form, nm, _line) in enumerate(items):
@@ -386,4 +329,91 @@ class Description:
                 names[nm] = e
         return cls(name, found_entities, order, names, vocabulary, source=source,
                    documentation=documentation, metadata=metadata)
+
+
+def _build_items(expressions: Iterable[Any],
+                 lines: Sequence[int | None] | None) -> list[tuple[Any, str | None, int | None]]:
+    """Each item of :meth:`Description.build`'s ``expressions`` as ``(form, name, line)``."""
+    items: list[tuple[Any, str | None, int | None]] = []
+    for i, raw in enumerate(expressions):
+        line = lines[i] if lines and i < len(lines) else None
+        if isinstance(raw, Mapping):
+            form, nm = raw.get("form"), raw.get("name")
+        elif (isinstance(raw, tuple) and len(raw) == 2 and isinstance(raw[1], (str, type(None)))
+              and isinstance(raw[0], (list, tuple))):
+            form, nm = raw
+        else:
+            form, nm = raw, None
+        items.append((form, nm, line))
+    return items
+
+
+def _name_definitions(items: list[tuple[Any, str | None, int | None]], ent_set: set[str],
+                      source: str | None) -> dict[str, list[int]]:
+    """Expression name to the indices of the items defining it (a name may not be an entity)."""
+    defs: dict[str, list[int]] = {}
+    for idx, (_form, nm, line) in enumerate(items):
+        if nm is not None:
+            if nm in ent_set:
+                raise DescriptionError(f"expression name {nm!r} is also an entity",
+                                       source=source, line=line)
+            defs.setdefault(nm, []).append(idx)
+    return defs
+
+
+def _definition_at(idxs: list[int], at: int) -> int:
+    """The definition (of those at ``idxs``) a name means at item ``at``: the latest before it,
+    else the first after it (a forward reference)."""
+    before = [j for j in idxs if j < at]
+    return before[-1] if before else idxs[0] if idxs[0] != at else idxs[-1]
+
+
+def _predicate_for(form: Any, vocabulary: Vocabulary, strict: bool, source: str | None,
+                   line: int | None) -> Predicate:
+    """The predicate of expression ``form`` after checking its shape, functor and arity (not
+    strict: an undeclared functor is proposed to ``vocabulary``)."""
+    if not isinstance(form, (list, tuple)) or not form:
+        raise DescriptionError(
+            f"expected an expression (functor arg ...), got {form!r}", source=source,
+            line=line)
+    functor = form[0]
+    if not isinstance(functor, str):
+        raise DescriptionError(f"functor must be a symbol, got {functor!r}",
+                               source=source, line=line)
+    pred = vocabulary.get(functor)
+    if pred is None:
+        if strict:
+            raise VocabularyError(
+                f"undeclared functor {functor!r} in {to_sexpr(form)} "
+                f"(vocabulary {vocabulary.name!r})", source=source, line=line)
+        pred = vocabulary.propose(functor, len(form) - 1)
+    functor = pred.name
+    nargs = len(form) - 1
+    if not pred.accepts_arity(nargs):
+        want = (f"at least {max(pred.arity - 1, 1)}" if pred.n_ary else str(pred.arity))
+        raise VocabularyError(
+            f"wrong arity for {functor!r} in {to_sexpr(form)}: expected {want} "
+            f"argument(s), got {nargs}", source=source, line=line)
+    return pred
+
+
+def _symbol_argument(a: str, form: Any, declared: bool, ent_set: set[str],
+                     found_entities: list[str], vocabulary: Vocabulary, source: str | None,
+                     line: int | None) -> str:
+    """A symbol argument that names no expression, as an entity: with ``declared`` entities it
+    must be one of them; else it may not be a functor and is added to the entities if new."""
+    if declared:
+        if a not in ent_set:
+            raise DescriptionError(
+                f"dangling reference {a!r} in {to_sexpr(form)}: not a declared "
+                f"entity or an expression name", source=source, line=line)
+        return a
+    if vocabulary.get(a) is not None and a not in vocabulary.entities:
+        raise DescriptionError(
+            f"{a!r} in {to_sexpr(form)} is a functor used as an argument",
+            source=source, line=line)
+    if a not in ent_set:
+        ent_set.add(a)
+        found_entities.append(a)
+    return a
 
