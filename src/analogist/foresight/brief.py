@@ -48,84 +48,90 @@ def _years(ev: Any) -> str:
     return a if not b or b == a else f"{a}–{b}"
 
 
-def brief_data(res: ForesightResult) -> dict[str, Any]:
-    """The brief as plain, JSON-ready data (deterministic: sorted keys and orders)."""
-    defs = mechanism_definitions()
-    tv = res.target
-    tgt = tv.view
+def _analogy_entry(rank: int, a: Any, res: ForesightResult) -> dict[str, Any]:
+    """One ranked analogy with its provenance label and limitations (the difference table
+    against the target, plus scale and domain notes)."""
     d = res.decision
-    obs = res.observed()
+    tgt = res.target.view
     tf = {f.id: f for f in tgt.factors}
-    analogies = []
-    for rank, a in enumerate(d.ranked, 1):
+    ev = res.events[a.candidate]
+    cf = {f.id: f for f in ev.factors}
+    mapped_t = {t for _, t in a.pairs}
+    return {
+        "rank": rank, "event_id": ev.event_id, "name": ev.name, "years": _years(ev),
+        "domain": ev.domain, "scale": ev.scale, "provenance": ev.provenance,
+        "label": "parametric" if ev.provenance == "parametric" else ev.provenance,
+        "fidelity": round(a.fidelity, 4), "group": d.groups.get(a.candidate, a.candidate),
+        "likenesses": [{"target": t, "analogy": b, "position": cf[b].position,
+                        "mechanism": cf[b].mechanism, "analogy_text": cf[b].text}
+                       for b, t in a.matches],
+        "differences": [{"target": t, "analogy": b,
+                         "target_side": f"{tf[t].position}/{tf[t].mechanism}",
+                         "analogy_side": f"{cf[b].position}/{cf[b].mechanism}",
+                         "analogy_text": cf[b].text} for b, t in a.differences],
+        "unknowns": [{"target": f.id, "position": f.position, "mechanism": f.mechanism}
+                     for f in tgt.factors if f.id not in mapped_t],
+        "projections": [p.to_json() for p in a.projections],
+        "scale_note": None if ev.scale == tgt.scale or None in (ev.scale, tgt.scale)
+        else f"scale {ev.scale} vs the target's {tgt.scale}",
+        "domain_note": None if ev.domain == tgt.domain
+        else f"domain {ev.domain} vs the target's {tgt.domain}",
+        "source": ev.source,
+    }
+
+
+def _instances(res: ForesightResult, h: tuple[str, str]) -> list[dict[str, Any]]:
+    """How each supporting analogy instantiated hypothesis ``h``: its matched factors and its
+    projections at that position and mechanism."""
+    d = res.decision
+    out = []
+    for a in d.ranked:
+        if a.candidate not in d.support.get(h, ()):
+            continue
         ev = res.events[a.candidate]
         cf = {f.id: f for f in ev.factors}
-        mapped_t = {t for _, t in a.pairs}
-        analogies.append({
-            "rank": rank, "event_id": ev.event_id, "name": ev.name, "years": _years(ev),
-            "domain": ev.domain, "scale": ev.scale, "provenance": ev.provenance,
-            "label": "parametric" if ev.provenance == "parametric" else ev.provenance,
-            "fidelity": round(a.fidelity, 4), "group": d.groups.get(a.candidate, a.candidate),
-            "likenesses": [{"target": t, "analogy": b, "position": cf[b].position,
-                            "mechanism": cf[b].mechanism, "analogy_text": cf[b].text}
-                           for b, t in a.matches],
-            "differences": [{"target": t, "analogy": b,
-                             "target_side": f"{tf[t].position}/{tf[t].mechanism}",
-                             "analogy_side": f"{cf[b].position}/{cf[b].mechanism}",
-                             "analogy_text": cf[b].text} for b, t in a.differences],
-            "unknowns": [{"target": f.id, "position": f.position, "mechanism": f.mechanism}
-                         for f in tgt.factors if f.id not in mapped_t],
-            "projections": [p.to_json() for p in a.projections],
-            "scale_note": None if ev.scale == tgt.scale or None in (ev.scale, tgt.scale)
-            else f"scale {ev.scale} vs the target's {tgt.scale}",
-            "domain_note": None if ev.domain == tgt.domain
-            else f"domain {ev.domain} vs the target's {tgt.domain}",
-            "source": ev.source,
-        })
+        for b, t in a.matches:
+            if (cf[b].position, cf[b].mechanism) == h:
+                out.append({"analogy": ev.event_id, "name": ev.name, "factor": b,
+                            "text": cf[b].text, "via": f"matched to target {t}",
+                            "label": ev.provenance})
+        for p in a.projections:
+            if (p.position, p.mechanism) == h:
+                anc = ", ".join(f"{x}↔{y}" for x, y in p.anchors)
+                out.append({"analogy": ev.event_id, "name": ev.name, "factor": p.factor,
+                            "text": p.text, "via": f"anchored at {anc}; " + "; ".join(p.path),
+                            "label": ev.provenance})
+    return out
 
-    def instances(h: tuple[str, str]) -> list[dict[str, Any]]:
-        out = []
-        for a in d.ranked:
-            if a.candidate not in d.support.get(h, ()):
-                continue
-            ev = res.events[a.candidate]
-            cf = {f.id: f for f in ev.factors}
-            for b, t in a.matches:
-                if (cf[b].position, cf[b].mechanism) == h:
-                    out.append({"analogy": ev.event_id, "name": ev.name, "factor": b,
-                                "text": cf[b].text, "via": f"matched to target {t}",
-                                "label": ev.provenance})
-            for p in a.projections:
-                if (p.position, p.mechanism) == h:
-                    anc = ", ".join(f"{x}↔{y}" for x, y in p.anchors)
-                    out.append({"analogy": ev.event_id, "name": ev.name, "factor": p.factor,
-                                "text": p.text, "via": f"anchored at {anc}; " + "; ".join(p.path),
-                                "label": ev.provenance})
-        return out
 
-    def hyp_entry(h: tuple[str, str]) -> dict[str, Any]:
-        p = d.posteriors[h]
-        groups = sorted({d.groups.get(x, x) for x in d.support.get(h, ())})
-        return {"position": h[0], "mechanism": h[1], "definition": defs.get(h[1], ""),
-                **p.to_json(), "independent_groups": len(groups),
-                "supporting": list(d.support.get(h, ())), "instances": instances(h)}
+def _hyp_entry(res: ForesightResult, defs: dict[str, str],
+               h: tuple[str, str]) -> dict[str, Any]:
+    """Hypothesis ``h`` with its mechanism definition, posterior, independent groups,
+    supporting analogies and their instances."""
+    d = res.decision
+    p = d.posteriors[h]
+    groups = sorted({d.groups.get(x, x) for x in d.support.get(h, ())})
+    return {"position": h[0], "mechanism": h[1], "definition": defs.get(h[1], ""),
+            **p.to_json(), "independent_groups": len(groups),
+            "supporting": list(d.support.get(h, ())), "instances": _instances(res, h)}
 
-    asserted = sorted((h for h, p in d.posteriors.items() if p.asserted),
-                      key=lambda h: (POSITIONS.index(h[0]), -d.posteriors[h].log_odds, h[1]))
-    statements = [hyp_entry(h) | {"observed": h in obs} for h in asserted]
-    invariants = [e for e in statements if e["independent_groups"] >= 2]
-    predicted = [hyp_entry(h) for h, _ in res.predicted()]
-    open_h = [hyp_entry(h) for h, _ in res.candidates()]
-    reached = {h[0] for h, p in d.posteriors.items() if p.confirmations > 0}
-    rejected = [r.to_json() for lg in res.rounds for r in lg.filtered]
-    rejected += [r.to_json() for r in d.rejected]
+
+def _n_star_by_position(cp: Any, cal: Any) -> dict[str, int] | None:
+    """Theorem 5's n* per position under the calibration's least informative rates (None
+    without calibrated rates)."""
+    if cal is None or not cal.rates:
+        return None
+    qb, pb = max(cal.rates.values(), key=lambda r: r[0] / r[1])
+    return {s: n_star(cp, pi=cal.prior(s, cp.pi), q=qb, p=pb) for s in POSITIONS}
+
+
+def _uncertainties(res: ForesightResult, open_h: list[dict[str, Any]],
+                   analogies: list[dict[str, Any]]) -> list[str]:
+    """The key uncertainties: under-confirmed hypotheses, unreached positions, parametric
+    analogies, the independence assumption and the skipped steps."""
+    d = res.decision
     cp = res.params.confirm
-    cal = res.params.calibration
-    n_star_by_position: dict[str, int] | None = None
-    if cal is not None and cal.rates:
-        qb, pb = max(cal.rates.values(), key=lambda r: r[0] / r[1])
-        n_star_by_position = {s: n_star(cp, pi=cal.prior(s, cp.pi), q=qb, p=pb)
-                              for s in POSITIONS}
+    reached = {h[0] for h, p in d.posteriors.items() if p.confirmations > 0}
     uncertainties = []
     for e in open_h[:10]:
         uncertainties.append(
@@ -143,21 +149,47 @@ def brief_data(res: ForesightResult) -> dict[str, Any]:
                          "aliases, sub-events and shared histories are merged into one group, "
                          "but analogies may still share causes the corpus does not record")
     uncertainties.extend(res.skipped)
+    return uncertainties
+
+
+def _parameters(res: ForesightResult) -> dict[str, Any]:
+    """The confirmation parameters, calibration and loop settings the brief was made with."""
+    cp = res.params.confirm
+    cal = res.params.calibration
+    return {"pi": cp.pi, "q": cp.q, "p": cp.p, "delta": cp.delta,
+            "n_star": n_star(cp) if cal is None else None,
+            "calibration": None if cal is None else {
+                "pi": cal.to_json()["pi"], "rates": cal.to_json()["rates"],
+                "source": cal.source},
+            "n_star_by_position": _n_star_by_position(cp, cal),
+            "rounds": res.params.rounds,
+            "per_round": res.params.per_round, "carryover": res.params.carryover,
+            "min_fidelity": res.params.min_fidelity,
+            "negative_evidence": res.params.negative_evidence}
+
+
+def brief_data(res: ForesightResult) -> dict[str, Any]:
+    """The brief as plain, JSON-ready data (deterministic: sorted keys and orders)."""
+    defs = mechanism_definitions()
+    tv = res.target
+    tgt = tv.view
+    d = res.decision
+    obs = res.observed()
+    analogies = [_analogy_entry(rank, a, res) for rank, a in enumerate(d.ranked, 1)]
+    asserted = sorted((h for h, p in d.posteriors.items() if p.asserted),
+                      key=lambda h: (POSITIONS.index(h[0]), -d.posteriors[h].log_odds, h[1]))
+    statements = [_hyp_entry(res, defs, h) | {"observed": h in obs} for h in asserted]
+    invariants = [e for e in statements if e["independent_groups"] >= 2]
+    predicted = [_hyp_entry(res, defs, h) for h, _ in res.predicted()]
+    open_h = [_hyp_entry(res, defs, h) for h, _ in res.candidates()]
+    rejected = [r.to_json() for lg in res.rounds for r in lg.filtered]
+    rejected += [r.to_json() for r in d.rejected]
     return {
         "target": {"event_id": tv.event.event_id, "name": tv.event.name,
                    "cutoff": tv.cutoff, "domain": tgt.domain, "scale": tgt.scale,
                    "observed": [{"id": f.id, "position": f.position, "mechanism": f.mechanism,
                                  "text": f.text} for f in tgt.factors]},
-        "parameters": {"pi": cp.pi, "q": cp.q, "p": cp.p, "delta": cp.delta,
-                       "n_star": n_star(cp) if cal is None else None,
-                       "calibration": None if cal is None else {
-                           "pi": cal.to_json()["pi"], "rates": cal.to_json()["rates"],
-                           "source": cal.source},
-                       "n_star_by_position": n_star_by_position,
-                       "rounds": res.params.rounds,
-                       "per_round": res.params.per_round, "carryover": res.params.carryover,
-                       "min_fidelity": res.params.min_fidelity,
-                       "negative_evidence": res.params.negative_evidence},
+        "parameters": _parameters(res),
         "stop_reason": res.stop_reason,
         "mechanism_statements": statements,
         "analogies": analogies,
@@ -165,7 +197,7 @@ def brief_data(res: ForesightResult) -> dict[str, Any]:
         "predicted_hidden_factors": predicted,
         "under_confirmed": open_h,
         "rejected": rejected,
-        "key_uncertainties": uncertainties,
+        "key_uncertainties": _uncertainties(res, open_h, analogies),
         "rounds": [lg.to_json() for lg in res.rounds],
     }
 
