@@ -408,13 +408,42 @@ class ParametricGenerator:
 
     def _build(self, item: dict[str, Any], eid: str, name: str, aliases: list[str], where: str,
                rnd: int, target: Event, model: str) -> Event | None:
-        known = mechanism_definitions()
+        """The proposed event ``item`` checked and normalised (None, with a note, when it
+        cannot be used)."""
         domain = item.get("domain")
         scale = item.get("scale")
         if domain not in DOMAINS or scale not in SCALES:
             self._note(rnd, f"{where}: domain {str(domain)[:40]!r} or scale {str(scale)[:40]!r} "
                             f"not recognised; dropped")
             return None
+        dates = self._dates(item, where, rnd)
+        if dates is None:
+            return None
+        start, end = dates
+        factors, ids = self._factors(item, where, rnd)
+        if len(factors) < MIN_FACTORS:
+            self._note(rnd, f"{where}: {len(factors)} valid factor(s), fewer than {MIN_FACTORS}; "
+                            f"dropped")
+            return None
+        base = {
+            "event_id": eid, "name": name, "aliases": aliases, "domain": domain, "scale": scale,
+            "start": start, "end": end, "place": _names(item.get("place")),
+            "part_of": self._part_of(item, where, rnd, target, eid),
+            "description": _s(item.get("description"), MAX_DESCRIPTION) or name,
+            "factors": [f.model_dump(exclude_none=True) for f in factors],
+            "source": f"parametric: proposed by {model[:100]} from its own knowledge",
+            "provenance": "parametric",
+        }
+        validate_event({**base, "links": []}, source=f"parametric {where}", strict=True)
+        links = self._links(item, base, ids, where, rnd)
+        ev = validate_event({**base, "links": links}, source=f"parametric {where}", strict=True)
+        self._names[ev.event_id] = ev.name
+        return ev
+
+    def _dates(self, item: dict[str, Any], where: str,
+               rnd: int) -> tuple[str, str | None] | None:
+        """The proposed event's start and end (an unreadable end, or one before the start, is
+        cleared); None when the start is not a date."""
         start = _s(item.get("start"), 20)
         try:
             t0 = parse_date(start)
@@ -429,7 +458,13 @@ class ParametricGenerator:
             except EventError:
                 self._note(rnd, f"{where}: end {end!r} unreadable or before start; cleared")
                 end = None
-        # factors
+        return start, end
+
+    def _factors(self, item: dict[str, Any], where: str,
+                 rnd: int) -> tuple[list[Factor], dict[str, str]]:
+        """The proposed event's valid factors (at most MAX_FACTORS, mechanisms from the
+        vocabulary, ids unique) and the model's id of each to its normalised one."""
+        known = mechanism_definitions()
         factors: list[Factor] = []
         ids: dict[str, str] = {}  # the model's id -> the normalised one
         raw_factors = item.get("factors") if isinstance(item.get("factors"), list) else []
@@ -466,11 +501,12 @@ class ParametricGenerator:
                 self._note(rnd, f"{fw} {fid}: {_error_text(e)}; dropped")
                 continue
             ids[raw_id] = fid
-        if len(factors) < MIN_FACTORS:
-            self._note(rnd, f"{where}: {len(factors)} valid factor(s), fewer than {MIN_FACTORS}; "
-                            f"dropped")
-            return None
-        # part-of links through names
+        return factors, ids
+
+    def _part_of(self, item: dict[str, Any], where: str, rnd: int, target: Event,
+                 eid: str) -> list[str]:
+        """The events the proposed one is part of, through its ``part_of_names``: the target or
+        a corpus event (other names are noted and not linked)."""
         part_of: list[str] = []
         for pn in _names(item.get("part_of_names")):
             if normalize_name(pn) in {normalize_name(x) for x in target.names()}:
@@ -483,16 +519,12 @@ class ParametricGenerator:
                                 f"not linked")
             elif pid not in part_of and pid != eid:
                 part_of.append(pid)
-        base = {
-            "event_id": eid, "name": name, "aliases": aliases, "domain": domain, "scale": scale,
-            "start": start, "end": end, "place": _names(item.get("place")), "part_of": part_of,
-            "description": _s(item.get("description"), MAX_DESCRIPTION) or name,
-            "factors": [f.model_dump(exclude_none=True) for f in factors],
-            "source": f"parametric: proposed by {model[:100]} from its own knowledge",
-            "provenance": "parametric",
-        }
-        validate_event({**base, "links": []}, source=f"parametric {where}", strict=True)
-        # links, each checked against the factors and the links kept so far
+        return part_of
+
+    def _links(self, item: dict[str, Any], base: dict[str, Any], ids: dict[str, str],
+               where: str, rnd: int) -> list[dict[str, str]]:
+        """The proposed event's valid links (at most MAX_LINKS), each checked against the
+        factors and the links kept so far."""
         links: list[dict[str, str]] = []
         raw_links = item.get("links") if isinstance(item.get("links"), list) else []
         for i, ln in enumerate(raw_links):
@@ -520,9 +552,7 @@ class ParametricGenerator:
                 self._note(rnd, f"{lw} {ids[c]} -{edge}-> {ids[e]}: {_error_text(err)}; dropped")
                 continue
             links.append(cand)
-        ev = validate_event({**base, "links": links}, source=f"parametric {where}", strict=True)
-        self._names[ev.event_id] = ev.name
-        return ev
+        return links
 
 
 def parametric_generator_or_skip(provider: LLMProvider | None, **kw: Any
