@@ -225,6 +225,53 @@ def _pool_features(pool: Sequence[Event]) -> tuple[ContentIndex, list[dict[str, 
     return ContentIndex(list(range(len(pool))), feats), feats
 
 
+def _embedding_scores(tv: TargetView, pool: list[Event], embedder: Any,
+                      cache: dict[str, Any]) -> np.ndarray:
+    """The cosine of the target's brief and each pool event's surface text (unit vectors;
+    event vectors missing from ``cache`` are embedded and added to it)."""
+    missing = [e for e in pool if e.event_id not in cache]
+    if missing:
+        mat = embedder.embed([e.surface_text() for e in missing])
+        for i, e in enumerate(missing):
+            cache[e.event_id] = np.asarray(mat[i], dtype=float)
+    qv = np.asarray(embedder.embed([tv.brief_text()])[0], dtype=float)
+    return np.array([float(cache[e.event_id] @ qv) for e in pool])
+
+
+def _gap_scores(base_scores: np.ndarray, pool: list[Event], gap: tuple[Hypothesis, ...],
+                params: ForesightParams) -> np.ndarray:
+    """``base_scores`` plus the gap bonus: each event's hypotheses in the common gap (half
+    for a gap position it reaches with another mechanism), times ``params.gap_weight``."""
+    scores = base_scores.copy()
+    want = {h for h in gap if h[1]}
+    want_pos = {h[0] for h in gap if not h[1]}
+    for i, e in enumerate(pool):
+        hs = e.hypotheses()
+        bonus = len(hs & want) + 0.5 * len({s for s, _ in hs} & want_pos)
+        scores[i] += params.gap_weight * bonus
+    return scores
+
+
+def _pick_from_pool(order: list[int], pool: list[Event], tev: Event, links: Corpus,
+                    tried: set[str], params: ForesightParams
+                    ) -> tuple[list[Event], list[Rejection]]:
+    """Up to ``params.per_round`` pool events, best first, that pass the candidate filter
+    (each one looked at is added to ``tried``), and the rejections on the way."""
+    generated: list[Event] = []
+    filtered: list[Rejection] = []
+    for i in order:
+        if len(generated) >= params.per_round:
+            break
+        e = pool[i]
+        tried.add(e.event_id)
+        rej = check_candidate(tev, e, links, rules=params.rules)
+        if rej is not None:
+            filtered.append(rej)
+            continue
+        generated.append(e)
+    return generated, filtered
+
+
 def run_foresight(target: Event | TargetView, pool: Iterable[Event], *,
                   params: ForesightParams | None = None, corpus: Corpus | None = None,
                   generate: Callable[[TargetView, tuple[Hypothesis, ...], set[str]],
@@ -262,15 +309,8 @@ def run_foresight(target: Event | TargetView, pool: Iterable[Event], *,
     index, feats = _pool_features(pool_l)
     base_scores = index.scores(content_features(tev.to_signature()))
     if embedder is not None and params.w_embedding > 0 and pool_l:
-        cache = vectors if vectors is not None else {}
-        missing = [e for e in pool_l if e.event_id not in cache]
-        if missing:
-            mat = embedder.embed([e.surface_text() for e in missing])
-            for i, e in enumerate(missing):
-                cache[e.event_id] = np.asarray(mat[i], dtype=float)
-        qv = np.asarray(embedder.embed([tv.brief_text()])[0], dtype=float)
-        emb = np.array([float(cache[e.event_id] @ qv) for e in pool_l])
-        base_scores = base_scores + params.w_embedding * emb
+        base_scores = base_scores + params.w_embedding * _embedding_scores(
+            tv, pool_l, embedder, vectors if vectors is not None else {})
     events: dict[str, Event] = {e.event_id: e for e in pool_l}
     tried: set[str] = set()
     carry: tuple[Alignment, ...] = ()
@@ -282,28 +322,11 @@ def run_foresight(target: Event | TargetView, pool: Iterable[Event], *,
     total_rounds = params.rounds + 1
     for t in range(total_rounds):
         # Gen
-        scores = base_scores.copy()
-        if t > 0 and gap:
-            want = {h for h in gap if h[1]}
-            want_pos = {h[0] for h in gap if not h[1]}
-            for i, e in enumerate(pool_l):
-                hs = e.hypotheses()
-                bonus = len(hs & want) + 0.5 * len({s for s, _ in hs} & want_pos)
-                scores[i] += params.gap_weight * bonus
+        scores = (_gap_scores(base_scores, pool_l, gap, params) if t > 0 and gap
+                  else base_scores.copy())
         order = sorted((i for i in range(len(pool_l)) if ids[i] not in tried),
                        key=lambda i: (-scores[i], ids[i]))
-        generated: list[Event] = []
-        filtered: list[Rejection] = []
-        for i in order:
-            if len(generated) >= params.per_round:
-                break
-            e = pool_l[i]
-            tried.add(e.event_id)
-            rej = check_candidate(tev, e, links, rules=params.rules)
-            if rej is not None:
-                filtered.append(rej)
-                continue
-            generated.append(e)
+        generated, filtered = _pick_from_pool(order, pool_l, tev, links, tried, params)
         if generate is not None:
             try:
                 extra = generate(tv, gap, set(tried))
