@@ -1,0 +1,411 @@
+"""Episodes: adding them (one transaction per batch, with their relation, vector and
+fingerprint rows), deleting, superseding and reading them.
+
+A part of :class:`~analogist.memory.sqlite.Memory`, which composes it with the store's
+other parts and supplies the connection (``conn``), the write transaction (``_tx``) and
+the schema version.
+"""
+
+from __future__ import annotations
+
+import builtins
+import gc
+import json
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from analogist.errors import AnalogistError
+from analogist.index.features import EpisodeFeatures
+from analogist.memory.records import (
+    DuplicateEpisodeError,
+    NotFoundError,
+    StoredEpisode,
+    StoreError,
+    _at,
+    _limit,
+    _namespace,
+    _prepare,
+    _Prepared,
+    _with_embeddings,
+)
+from analogist.signature import Signature, loads_signature
+
+# -- collector pauses ----------------------------------------------------------------------
+_GC_LOCK = threading.Lock()
+_GC_PAUSES = 0
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a bulk add prepares a batch.
+
+    A batch holds thousands of freshly validated signatures (acyclic objects: nothing for the
+    collector to free), and with the collector on, its full passes rescan them again and again,
+    which costs more than the validation. Pauses nest and overlap across threads; the collector
+    comes back on when the last pause ends, if it was on before the first."""
+    global _GC_PAUSES
+    with _GC_LOCK:
+        if _GC_PAUSES == 0:
+            _collector_paused.was_enabled = gc.isenabled()  # type: ignore[attr-defined]
+            gc.disable()
+        _GC_PAUSES += 1
+    try:
+        yield
+    finally:
+        with _GC_LOCK:
+            _GC_PAUSES -= 1
+            if _GC_PAUSES == 0 and _collector_paused.was_enabled:  # type: ignore[attr-defined]
+                gc.enable()
+
+
+# -- the store -----------------------------------------------------------------------------
+_RELATIONS_SQL = ("INSERT INTO sig_relations(signature_id, position, predicate, args, "
+                  "in_causal_chain{ns}) VALUES (?, ?, ?, ?, ?{nsq})")
+_NS_VERSION = 5  # the schema version from which the episode child tables carry the namespace
+
+
+def _child_sql(sql: str, with_ns: bool) -> str:
+    """An INSERT into a child table, with the namespace column (schema v5) or without (a file
+    at an older schema: only while tests pose as an older release)."""
+    return sql.format(ns=", namespace" if with_ns else "", nsq=", ?" if with_ns else "")
+
+
+def _relation_rows(sid: int, sig: Signature, ns: tuple[str, ...] = ()
+                   ) -> builtins.list[tuple[Any, ...]]:
+    """The relation rows of one stored signature (marking those its causal chain uses); ``args``
+    is the JSON list of role tags exactly as ``json.dumps`` writes it (role tags are plain
+    ASCII identifiers, so no escaping is needed); ``ns``: ``(namespace,)`` appended to each
+    row, or ``()``."""
+    chain_atoms = {(a.predicate, a.args) for e in sig.causal_chain for a in e.atoms()}
+    return [(sid, i, a.predicate, "[" + ", ".join(f'"{t}"' for t in a.args) + "]",
+             int((a.predicate, a.args) in chain_atoms), *ns)
+            for i, a in enumerate(sig.relations)]
+
+
+class Episodes:
+    """The episode writes and reads of the store."""
+
+    # -- writing ---------------------------------------------------------------------------
+    def _insert_batch(self, batch: Sequence[_Prepared], namespace: str, now: str
+                      ) -> builtins.list[int]:
+        """Insert prepared records inside the caller's write transaction: one ``executemany``
+        per table. Row ids are assigned here (the write lock is held, so ``MAX(id) + 1 ...``
+        is ours). The caller has checked the episode ids (:meth:`_first_stored`)."""
+        c = self.conn
+        if not batch:
+            return []
+        first = int(c.execute("SELECT COALESCE(MAX(id), 0) FROM signatures").fetchone()[0]) + 1
+        sids = builtins.list(range(first, first + len(batch)))
+        # (a file at an older schema — only while tests pose as an older release — has no
+        # surface column)
+        surface = self._version >= 3
+        c.executemany(
+            "INSERT INTO signatures(id, namespace, episode_id, kind, json, source_hash, "
+            f"created_at, verified{', surface' if surface else ''}) VALUES "
+            f"(?, ?, ?, ?, ?, ?, ?, ?{', ?' if surface else ''})",
+            [(sid, namespace, p.sig.episode_id, p.sig.kind, p.text,
+              p.sig.provenance.source_hash, now, int(p.sig.verified),
+              *((p.surface,) if surface else ())) for sid, p in zip(sids, batch, strict=True)])
+        # the child rows carry the namespace (schema v5): the tables are partitioned by it
+        with_ns = self._version >= _NS_VERSION
+        ns = (namespace,) if with_ns else ()
+        c.executemany(_child_sql(_RELATIONS_SQL, with_ns),
+                      [r for sid, p in zip(sids, batch, strict=True)
+                       for r in _relation_rows(sid, p.sig, ns)])
+        c.executemany(
+            _child_sql("INSERT INTO sig_vectors(signature_id, channel, format, data{ns}) "
+                       "VALUES (?, ?, ?, ?{nsq})", with_ns),
+            [(sid, ch, fmt, data, *ns) for sid, p in zip(sids, batch, strict=True)
+             for ch, fmt, data in p.vectors])
+        c.executemany(
+            _child_sql("INSERT INTO sig_fingerprint(signature_id, fingerprint, depth{ns}) "
+                       "VALUES (?, ?, ?{nsq})", with_ns),
+            [(sid, p.features.fingerprint, p.features.fingerprint_depth, *ns)
+             for sid, p in zip(sids, batch, strict=True)])
+        return sids
+
+    def _first_stored(self, batch: Sequence[_Prepared], namespace: str) -> None:
+        """Raise :class:`DuplicateEpisodeError` (its ``position``: the index in ``batch``) for
+        the first record whose episode id is already stored in ``namespace``."""
+        eids = [p.sig.episode_id for p in batch]
+        taken: set[str] = set()
+        for start in range(0, len(eids), 500):
+            chunk = eids[start:start + 500]
+            taken.update(r[0] for r in self.conn.execute(
+                f"SELECT episode_id FROM signatures WHERE namespace = ? AND episode_id IN "
+                f"({','.join('?' * len(chunk))})", (namespace, *chunk)))
+        if taken:
+            j = next(j for j, e in enumerate(eids) if e in taken)
+            err = DuplicateEpisodeError(
+                f"episode {eids[j]!r} is already stored in namespace {namespace!r}",
+                field="episode_id")
+            err.position = j  # type: ignore[attr-defined]
+            raise err
+
+    def check_new(self, episode_ids: Iterable[str], *, namespace: str = "default") -> None:
+        """Raise :class:`DuplicateEpisodeError` naming the first (in sorted order) of
+        ``episode_ids`` already stored in ``namespace``: for a caller that wants to refuse a
+        whole input before any of its batches is written."""
+        ns = _namespace(namespace)
+        want = sorted(set(episode_ids))
+        for start in range(0, len(want), 500):
+            chunk = want[start:start + 500]
+            row = self.conn.execute(
+                f"SELECT MIN(episode_id) FROM signatures WHERE namespace = ? AND episode_id IN "
+                f"({','.join('?' * len(chunk))})", (ns, *chunk)).fetchone()
+            if row[0] is not None:
+                raise DuplicateEpisodeError(
+                    f"episode {row[0]!r} is already stored in namespace {ns!r}"[:300],
+                    field="episode_id")
+
+    def add(self, sig: Signature | Mapping[str, Any], *, namespace: str = "default",
+            features: EpisodeFeatures | None = None,
+            embeddings: Mapping[str, np.ndarray] | None = None) -> int:
+        """Store one signature; returns its id. ``features`` are computed with
+        :func:`~analogist.index.features.extract_features` when None; ``embeddings`` maps a
+        channel name (e.g. ``"L2"``) to a vector."""
+        ns = _namespace(namespace)
+        p = _prepare(sig, features, embeddings)
+        with self._tx():
+            self._first_stored([p], ns)
+            return self._insert_batch([p], ns, self._clock().isoformat())[0]
+
+    def add_many(self, sigs: Iterable[Signature | Mapping[str, Any]], *,
+                 namespace: str = "default", batch_size: int = 500,
+                 progress: Callable[[int], None] | None = None,
+                 embed: Callable[[Signature], Mapping[str, np.ndarray]] | None = None
+                 ) -> list[int]:
+        """Store many signatures, one transaction per batch of ``batch_size``.
+
+        ``embed``, when given, maps each validated signature to its embeddings (channel → vector,
+        as for :meth:`add`); it is called before the record's batch is written.
+
+        A bad record (invalid, or an episode id already stored or repeated) raises an
+        :class:`AnalogistError` naming ``records[i].<field>`` (``i`` counts from 0 over all of
+        ``sigs``); nothing of its batch is written, earlier batches stay, later records are not
+        tried. ``progress(n)`` is called after each committed batch with the number stored so far.
+        """
+        ns = _namespace(namespace)
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise StoreError(f"batch_size must be a positive integer, got {batch_size!r}",
+                             field="batch_size")
+        ids: list[int] = []
+        batch: list[tuple[int, _Prepared]] = []
+
+        def flush() -> None:
+            if not batch:
+                return
+            now = self._clock().isoformat()
+            prepared = [p for _i, p in batch]
+            with self._tx():
+                try:
+                    self._first_stored(prepared, ns)
+                except DuplicateEpisodeError as e:
+                    raise _at(e, batch[e.position][0]) from None  # type: ignore[attr-defined]
+                new = self._insert_batch(prepared, ns, now)
+            ids.extend(new)
+            batch.clear()
+            if progress is not None:
+                progress(len(ids))
+
+        seen: dict[str, int] = {}
+        with _collector_paused():
+            for i, rec in enumerate(sigs):
+                try:
+                    p = _prepare(rec)
+                    if embed is not None:
+                        p = _with_embeddings(p, embed(p.sig))
+                except AnalogistError as e:
+                    raise _at(e, i) from None
+                first = seen.get(p.sig.episode_id)
+                if first is not None:
+                    raise DuplicateEpisodeError(
+                        f"record {i}: episode {p.sig.episode_id!r} repeats record {first}",
+                        field=f"records[{i}].episode_id")
+                seen[p.sig.episode_id] = i
+                batch.append((i, p))
+                if len(batch) >= batch_size:
+                    flush()
+            flush()
+        return ids
+
+    def delete(self, key: int | str, namespace: str = "default") -> bool:
+        """Delete an episode (and its relations, vectors, fingerprint); False when absent."""
+        ns = _namespace(namespace)
+        with self._tx() as c:
+            sid = self._find(key, ns)
+            if sid is None:
+                return False
+            # explicitly, not only by the foreign keys' ON DELETE actions: a partitioned
+            # PostgreSQL store (memory/pg_partition.py) has no foreign keys across its partitions
+            c.execute("UPDATE signatures SET superseded_by = NULL WHERE superseded_by = ? "
+                      "AND namespace = ?", (sid, ns))
+            for table in ("sig_relations", "sig_vectors", "sig_fingerprint"):
+                c.execute(f"DELETE FROM {table} WHERE signature_id = ?{self._and_ns()}",
+                          (sid, *self._ns_param(ns)))
+            c.execute("DELETE FROM signatures WHERE id = ? AND namespace = ?", (sid, ns))
+            return True
+
+    def _and_ns(self, alias: str = "") -> str:
+        """`` AND namespace = ?`` for a child table (schema v5), else nothing."""
+        return f" AND {alias}namespace = ?" if self._version >= _NS_VERSION else ""
+
+    def _join_ns(self, alias: str) -> str:
+        """``AND <alias>.namespace = s.namespace `` (a child table joined to ``signatures s``,
+        schema v5: lets the planner prune a partitioned store to the namespace's partition)."""
+        return f"AND {alias}.namespace = s.namespace " if self._version >= _NS_VERSION else ""
+
+    def _ns_param(self, ns: str) -> tuple[str, ...]:
+        return (ns,) if self._version >= _NS_VERSION else ()
+
+    def supersede(self, old: int | str, new: int | str, namespace: str = "default") -> None:
+        """Mark ``old`` as superseded by ``new`` (both in ``namespace``). A superseded episode
+        stays stored and retrievable but ranks below its replacement."""
+        ns = _namespace(namespace)
+        with self._tx() as c:
+            o, n = self._require(old, ns, "old"), self._require(new, ns, "new")
+            if o == n:
+                raise StoreError("an episode cannot supersede itself", field="new")
+            cur: int | None = n
+            hops = 0
+            while cur is not None:
+                if cur == o:
+                    raise StoreError("supersession would form a cycle", field="new")
+                row = c.execute("SELECT superseded_by FROM signatures WHERE id = ? "
+                                "AND namespace = ?", (cur, ns)).fetchone()
+                cur = row[0] if row else None
+                hops += 1
+                if hops > 1_000_000:
+                    raise StoreError("supersession chain too long", field="new")
+            c.execute("UPDATE signatures SET superseded_by = ? WHERE id = ? AND namespace = ?",
+                      (n, o, ns))
+
+    # -- reading ---------------------------------------------------------------------------
+    def _find(self, key: Any, ns: str) -> int | None:
+        if isinstance(key, bool):
+            raise StoreError("expected an id (int) or an episode id (str), got a boolean",
+                             field="key")
+        if isinstance(key, (int, np.integer)):
+            row = self.conn.execute("SELECT id FROM signatures WHERE id = ? AND namespace = ?",
+                                    (_limit(int(key), "key", allow_none=False), ns)).fetchone()
+        elif isinstance(key, str):
+            row = self.conn.execute(
+                "SELECT id FROM signatures WHERE episode_id = ? AND namespace = ?",
+                (key, ns)).fetchone()
+        else:
+            raise StoreError(f"expected an id (int) or an episode id (str), got "
+                             f"{type(key).__name__}", field="key")
+        return None if row is None else int(row[0])
+
+    def _require(self, key: Any, ns: str, field: str) -> int:
+        sid = self._find(key, ns)
+        if sid is None:
+            raise NotFoundError(f"no episode {key!r} in namespace {ns!r}"[:300], field=field)
+        return sid
+
+    _COLS = ("id, namespace, episode_id, kind, json, source_hash, created_at, superseded_by, "
+             "verified")
+
+    @staticmethod
+    def _row(r: Sequence[Any]) -> StoredEpisode:
+        return StoredEpisode(id=int(r[0]), namespace=r[1], episode_id=r[2], kind=r[3],
+                             signature=loads_signature(r[4], source=f"signatures.id={r[0]}"),
+                             source_hash=r[5], created_at=r[6], superseded_by=r[7],
+                             verified=bool(r[8]))
+
+    def get(self, key: int | str, namespace: str = "default") -> StoredEpisode | None:
+        """The episode with row id ``key`` (int) or episode id ``key`` (str), or None."""
+        ns = _namespace(namespace)
+        sid = self._find(key, ns)
+        if sid is None:
+            return None
+        r = self.conn.execute(f"SELECT {self._COLS} FROM signatures WHERE id = ? "
+                              "AND namespace = ?", (sid, ns)).fetchone()
+        return None if r is None else self._row(r)
+
+    def list(self, namespace: str = "default", *, include_superseded: bool = False,
+             limit: int | None = None, offset: int = 0) -> builtins.list[StoredEpisode]:
+        """Episodes in id order."""
+        ns = _namespace(namespace)
+        lim, off = _limit(limit, "limit"), _limit(offset, "offset", allow_none=False)
+        where = "" if include_superseded else " AND superseded_by IS NULL"
+        rows = self.conn.execute(
+            f"SELECT {self._COLS} FROM signatures WHERE namespace = ?{where} "
+            "ORDER BY id LIMIT ? OFFSET ?", (ns, lim, off)).fetchall()
+        return [self._row(r) for r in rows]
+
+    def count(self, namespace: str = "default", *, include_superseded: bool = True) -> int:
+        ns = _namespace(namespace)
+        where = "" if include_superseded else " AND superseded_by IS NULL"
+        return int(self.conn.execute(
+            f"SELECT COUNT(*) FROM signatures WHERE namespace = ?{where}", (ns,)).fetchone()[0])
+
+    def is_superseded(self, key: int | str, namespace: str = "default") -> bool:
+        ns = _namespace(namespace)
+        sid = self._require(key, ns, "key")
+        row = self.conn.execute("SELECT superseded_by FROM signatures WHERE id = ? "
+                                "AND namespace = ?", (sid, ns)).fetchone()
+        return row[0] is not None
+
+    def superseded(self, namespace: str = "default") -> dict[int, int]:
+        """Superseded id → the id that replaces it."""
+        ns = _namespace(namespace)
+        rows = self.conn.execute(
+            "SELECT id, superseded_by FROM signatures WHERE namespace = ? "
+            "AND superseded_by IS NOT NULL ORDER BY id", (ns,)).fetchall()
+        return {int(a): int(b) for a, b in rows}
+
+    def content_rows(self, namespace: str = "default", *, include_superseded: bool = True
+                     ) -> tuple[builtins.list[int], builtins.list[dict[str, float]]]:
+        """``(ids, content counts)`` of one namespace in id order — the input of
+        :class:`~analogist.index.content.ContentIndex` (so its IDF stays in the namespace)."""
+        ns = _namespace(namespace)
+        where = "" if include_superseded else " AND s.superseded_by IS NULL"
+        rows = self.conn.execute(
+            "SELECT s.id, v.data FROM signatures s JOIN sig_vectors v ON v.signature_id = s.id "
+            f"{self._join_ns('v')}"
+            f"WHERE s.namespace = ? AND v.channel = 'content'{where} ORDER BY s.id",
+            (ns,)).fetchall()
+        return [int(r[0]) for r in rows], [json.loads(r[1]) for r in rows]
+
+    def embeddings(self, channel: str, namespace: str = "default"
+                   ) -> tuple[builtins.list[int], np.ndarray]:
+        """``(ids, matrix)`` of the episodes of ``namespace`` that have a ``channel`` vector."""
+        ns = _namespace(namespace)
+        rows = self.conn.execute(
+            "SELECT s.id, v.format, v.data FROM signatures s JOIN sig_vectors v "
+            f"ON v.signature_id = s.id {self._join_ns('v')}"
+            "WHERE s.namespace = ? AND v.channel = ? ORDER BY s.id",
+            (ns, channel)).fetchall()
+        vecs = []
+        for sid, fmt, data in rows:
+            if fmt != "float32":
+                raise StoreError(f"channel {channel!r} of id {sid} has format {fmt!r}, "
+                                 "not float32", field="channel")
+            vecs.append(np.frombuffer(data, dtype="<f4"))
+        if not vecs:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        if len({v.size for v in vecs}) != 1:
+            raise StoreError(f"channel {channel!r} mixes vector sizes", field="channel")
+        return [int(r[0]) for r in rows], np.vstack(vecs).astype(np.float32)
+
+    def fingerprint_groups(self, namespace: str = "default", *, depth: int = 2,
+                           min_size: int = 1, include_superseded: bool = True
+                           ) -> dict[str, builtins.list[int]]:
+        """WL fingerprint → ids sharing it (largest groups first, then by fingerprint)."""
+        ns = _namespace(namespace)
+        where = "" if include_superseded else " AND s.superseded_by IS NULL"
+        rows = self.conn.execute(
+            "SELECT f.fingerprint, s.id FROM signatures s JOIN sig_fingerprint f "
+            f"ON f.signature_id = s.id {self._join_ns('f')}"
+            f"WHERE s.namespace = ? AND f.depth = ?{where} "
+            "ORDER BY f.fingerprint, s.id", (ns, depth)).fetchall()
+        groups: dict[str, list[int]] = {}
+        for fp, sid in rows:
+            groups.setdefault(fp, []).append(int(sid))
+        ordered = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        return {fp: ids for fp, ids in ordered if len(ids) >= min_size}

@@ -1,0 +1,297 @@
+"""Errors, limits, the stored-episode record and the validation of everything the store
+writes: the checks a record passes (and the rows prepared from it) before
+:class:`~analogist.memory.sqlite.Memory` opens a write transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from analogist.errors import AnalogistError, SignatureError
+from analogist.index.features import EpisodeFeatures, extract_features, surface_tokens
+from analogist.signature import MAX_TEXT, Signature, validate_signature
+
+
+class StoreError(AnalogistError):
+    """A store-level problem: bad arguments, an unreadable file, a failed write."""
+
+
+class DuplicateEpisodeError(StoreError):
+    """An episode id already present in the namespace."""
+
+
+class NotFoundError(StoreError):
+    """No such episode (in this namespace)."""
+
+
+class SchemaVersionError(StoreError):
+    """The file's schema is newer than this version of analogist understands."""
+
+
+# -- limits --------------------------------------------------------------------------------
+MAX_NAMESPACE = 100
+MAX_FEATURES = 20_000
+MAX_FEATURE_NAME = 1_000
+MAX_EMBEDDING_DIM = 65_536
+MAX_JSON_BYTES = 1_000_000
+MAX_JSON_DEPTH = 64
+MAX_LIST = 1_000_000
+_CHANNEL = re.compile(r"^[A-Za-z][A-Za-z0-9_.:\-]{0,63}$")
+_HEX = re.compile(r"^[0-9a-f]{16,128}$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEpisode:
+    """One stored signature with its bookkeeping."""
+
+    id: int
+    namespace: str
+    episode_id: str
+    kind: str
+    signature: Signature
+    source_hash: str | None
+    created_at: str
+    superseded_by: int | None
+    verified: bool
+
+    @property
+    def is_superseded(self) -> bool:
+        return self.superseded_by is not None
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    sig: Signature
+    text: str
+    features: EpisodeFeatures
+    vectors: tuple[tuple[str, str, bytes | str], ...]
+    surface: str
+
+
+# -- validation helpers --------------------------------------------------------------------
+def _namespace(ns: Any) -> str:
+    if not isinstance(ns, str) or not 1 <= len(ns) <= MAX_NAMESPACE or _CONTROL.search(ns):
+        raise StoreError(
+            f"namespace must be a string of 1 to {MAX_NAMESPACE} characters without control "
+            f"characters, got {ns!r}"[:200], field="namespace")
+    return ns
+
+
+def _check_depth(value: Any, field: str) -> None:
+    """Reject JSON nested deeper than MAX_JSON_DEPTH (iteratively: no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    seen = 0
+    while stack:
+        v, d = stack.pop()
+        seen += 1
+        if seen > MAX_LIST:
+            raise StoreError(f"more than {MAX_LIST} JSON values", field=field)
+        if isinstance(v, (dict, list, tuple)):
+            if d >= MAX_JSON_DEPTH:
+                raise StoreError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels", field=field)
+            items = v.values() if isinstance(v, dict) else v
+            if isinstance(v, dict) and not all(isinstance(k, str) for k in v):
+                raise StoreError("JSON object keys must be strings", field=field)
+            stack.extend((x, d + 1) for x in items)
+
+
+def _json_text(value: Any, field: str, *, nullable: bool = False) -> str | None:
+    if value is None:
+        if nullable:
+            return None
+        raise StoreError("a value is required", field=field)
+    if isinstance(value, Signature):
+        value = value.to_data()
+    _check_depth(value, field)
+    try:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True, allow_nan=False,
+                          separators=(",", ":"))
+    except (TypeError, ValueError) as e:
+        raise StoreError(f"not JSON-serialisable: {e}"[:300], field=field) from None
+    if len(text.encode("utf-8", errors="surrogatepass")) > MAX_JSON_BYTES:
+        raise StoreError(f"JSON text over {MAX_JSON_BYTES} bytes", field=field)
+    return text
+
+
+def _check_features(f: Any) -> EpisodeFeatures:
+    if not isinstance(f, EpisodeFeatures):
+        raise StoreError(f"expected EpisodeFeatures, got {type(f).__name__}", field="features")
+    if not isinstance(f.content, Mapping) or len(f.content) > MAX_FEATURES:
+        raise StoreError(f"content must be a mapping of at most {MAX_FEATURES} features",
+                         field="features.content")
+    for k, v in f.content.items():
+        if not isinstance(k, str) or not 1 <= len(k) <= MAX_FEATURE_NAME:
+            raise StoreError(f"feature names must be strings of 1 to {MAX_FEATURE_NAME} "
+                             f"characters, got {k!r}"[:200], field="features.content")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
+                or v < 0:
+            raise StoreError(f"count of {k[:80]!r} must be a finite number >= 0, got {v!r}"[:200],
+                             field="features.content")
+    if not isinstance(f.fingerprint, str) or not _HEX.match(f.fingerprint):
+        raise StoreError("fingerprint must be a lower-case hex digest", field="features.fingerprint")
+    if isinstance(f.fingerprint_depth, bool) or not isinstance(f.fingerprint_depth, int) \
+            or not 0 <= f.fingerprint_depth <= 16:
+        raise StoreError("fingerprint_depth must be an integer from 0 to 16",
+                         field="features.fingerprint_depth")
+    return f
+
+
+def _embedding_rows(embeddings: Any) -> list[tuple[str, str, bytes]]:
+    if embeddings is None:
+        return []
+    if not isinstance(embeddings, Mapping):
+        raise StoreError("embeddings must map a channel name to a vector", field="embeddings")
+    rows = []
+    for ch in sorted(embeddings):
+        if not isinstance(ch, str) or not _CHANNEL.match(ch) or ch == "content":
+            raise StoreError(f"bad embedding channel {ch!r}: a letter then letters, digits or "
+                             f"_.:- (at most 64), not 'content'"[:200], field="embeddings")
+        try:
+            a = np.asarray(embeddings[ch], dtype=np.float64)
+        except (TypeError, ValueError):
+            raise StoreError("embedding is not a numeric vector", field=f"embeddings.{ch}") from None
+        if a.ndim != 1 or not 1 <= a.size <= MAX_EMBEDDING_DIM:
+            raise StoreError(f"embedding must be a 1-D vector of 1 to {MAX_EMBEDDING_DIM} "
+                             f"numbers, got shape {a.shape}", field=f"embeddings.{ch}")
+        if not np.all(np.isfinite(a)):
+            raise StoreError("embedding has NaN or infinite values", field=f"embeddings.{ch}")
+        rows.append((ch, "float32", a.astype("<f4").tobytes()))
+    return rows
+
+
+def _validated(record: Any) -> Signature:
+    if isinstance(record, Signature):
+        try:
+            data = record.to_data()
+        except AnalogistError:
+            raise
+        except Exception as e:  # a model_construct()ed object with bad fields
+            raise SignatureError(f"not a valid Signature: {type(e).__name__}") from None
+        return validate_signature(data)
+    if isinstance(record, Mapping):
+        return validate_signature(dict(record))
+    raise SignatureError(f"expected a Signature or a mapping, got {type(record).__name__}")
+
+
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""What ``json.dumps(x, ensure_ascii=False, separators=(",", ":"))`` writes, without making an
+encoder per call."""
+
+
+def _prepare(record: Any, features: Any = None, embeddings: Any = None) -> _Prepared:
+    sig = _validated(record)
+    if features is None:  # extract_features gives float counts with their keys sorted
+        feats = extract_features(sig)
+        counts = _COMPACT.encode(feats.content)
+    else:
+        feats = _check_features(features)
+        counts = _COMPACT.encode({k: float(v) for k, v in sorted(feats.content.items())})
+    vectors: list[tuple[str, str, bytes | str]] = [("content", "json-counts", counts)]
+    vectors.extend(_embedding_rows(embeddings))
+    # compact canonical JSON: one encode call (the pretty text is for people, not for the store)
+    text = _COMPACT.encode(sig.to_data())
+    return _Prepared(sig, text, feats, tuple(vectors), " ".join(sorted(surface_tokens(sig))))
+
+
+def _with_embeddings(p: _Prepared, embeddings: Any) -> _Prepared:
+    """``p`` with the vectors of ``embeddings`` beside its content counts (its signature is
+    already validated)."""
+    return _Prepared(p.sig, p.text, p.features, (p.vectors[0], *_embedding_rows(embeddings)),
+                     p.surface)
+
+
+MAX_ID = 2 ** 63 - 1
+"""Largest integer SQLite stores (ids, limits, offsets, counts beyond it are refused)."""
+
+
+def _limit(value: Any, field: str, *, allow_none: bool = True) -> int:
+    if value is None and allow_none:
+        return -1
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_ID:
+        raise StoreError(f"expected an integer from 0 to {MAX_ID}, got {value!r}"[:200],
+                         field=field)
+    return value
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+OUTCOMES: tuple[str, ...] = ("useful", "not_useful", "negative")
+"""What a logged analogy attempt led to: a useful analogy, one that did not help, or a negative
+transfer (worse than acting without it)."""
+
+PLAN_STATUSES: tuple[str, ...] = ("plan", "macro", "retired")
+
+
+def _term_row(ns: str, name: Any, kind: Any, arity: Any, definition: Any, status: Any,
+              count: Any, merged_into: Any) -> tuple[Any, ...]:
+    for f, v, n in (("name", name, 200), ("kind", kind, 50), ("definition", definition,
+                                                               MAX_TEXT)):
+        if not isinstance(v, str) or len(v) > n or (f != "definition" and not v):
+            raise StoreError(f"{f} must be a string of at most {n} characters", field=f)
+    if status not in ("declared", "proposed", "merged"):
+        raise StoreError("status must be declared, proposed or merged", field="status")
+    for f, v in (("arity", arity), ("count", count)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise StoreError(f"{f} must be a non-negative integer", field=f)
+    if merged_into is not None and (not isinstance(merged_into, str)
+                                    or not 1 <= len(merged_into) <= 200):
+        raise StoreError("merged_into must be null or a term name", field="merged_into")
+    if (status == "merged") != (merged_into is not None):
+        raise StoreError("a merged term names the term it was merged into (and only a merged "
+                         "term does)", field="merged_into")
+    return (ns, name, kind, arity, definition, status, count, merged_into)
+
+
+def _trigger_fields(trigger: Any, tier: Any, tokens: Any
+                    ) -> tuple[str | None, int | None, int | None]:
+    trig = _json_text(trigger, "trigger", nullable=True)
+    if tier is not None and (isinstance(tier, bool) or tier not in (0, 1, 2)):
+        raise StoreError(f"tier must be 0, 1 or 2, got {tier!r}"[:200], field="tier")
+    tok = None if tokens is None else _limit(tokens, "tokens")
+    return trig, tier, tok
+
+
+def _transfer_values(item: Any, action: Any, analogy_result: Any, counterfactual_result: Any,
+                     higher_is_better: Any) -> tuple[str, str, float, float | None, bool, str]:
+    """Validated ledger values and the verdict (``better``/``same``/``worse``/``unknown``)."""
+    for f, v in (("item", item), ("action", action)):
+        if not isinstance(v, str) or not 1 <= len(v) <= MAX_TEXT:
+            raise StoreError(f"{f} must be a string of 1 to {MAX_TEXT} characters", field=f)
+    vals: list[float | None] = []
+    for f, v in (("analogy_result", analogy_result),
+                 ("counterfactual_result", counterfactual_result)):
+        if v is None and f == "counterfactual_result":
+            vals.append(None)
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise StoreError(f"{f} must be a finite number, got {v!r}"[:200], field=f)
+        vals.append(float(v))
+    if not isinstance(higher_is_better, bool):
+        raise StoreError("higher_is_better must be a boolean", field="higher_is_better")
+    a, cf = vals
+    assert a is not None
+    if cf is None:
+        verdict = "unknown"
+    elif a == cf:
+        verdict = "same"
+    else:
+        verdict = "better" if (a > cf) == higher_is_better else "worse"
+    return item, action, a, cf, higher_is_better, verdict
+
+
+def _at(e: AnalogistError, i: int) -> AnalogistError:
+    """The same error, located at record ``i`` of a bulk add."""
+    field = f"records[{i}]" + (f".{e.field}" if e.field else "")
+    out = type(e)(f"record {i}: {e.message}", source=e.source, line=e.line, field=field)
+    return out
