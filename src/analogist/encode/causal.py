@@ -12,6 +12,7 @@ from analogist.encode.lexicon import (
     _MARKERS,
     _OBJECT_CONTROL,
     _PREP_CONNECTIVES,
+    _DECREASE_WORDS,
     _RELATIONAL_CAUSAL,
 )
 from analogist.encode.params import EncoderParams
@@ -247,4 +248,34 @@ class _CausalReader:
                     if src_c is not None and src_c is not c:
                         links.append(_Link(node(src_c), edge, node(c), sign, status, low,
                                            c.sent))
+        for lk in links:
+            if lk.edge in ("causes", "enables"):
+                lk.sign *= (_end_direction(doc, clauses, lk.cause)
+                            * _end_direction(doc, clauses, lk.effect))
         return links
+
+
+def _end_direction(doc: Any, clauses: list[_Clause], nd: _Node) -> int:
+    """−1 when a link's end names a decrease ("the yeast works *slower*", "the *cooler* beer",
+    "the queue *shrank*"), else +1: a causal edge's sign is the product of its ends'
+    directions, so "warmer beer makes the yeast work slower" is a negative edge where "… work
+    faster" is a positive one."""
+    if nd.clause is not None:
+        v = doc[clauses[nd.clause].tok]
+        toks = [v, *(ch for ch in v.children
+                     if ch.dep_ in ("advmod", "acomp", "oprd", "ccomp", "xcomp", "npadvmod")
+                     and ch.pos_ in ("ADV", "ADJ"))]
+        subj = [ch for ch in v.children if ch.dep_ in ("nsubj", "nsubjpass")]
+        toks += [g for s in subj for g in s.children if g.dep_ == "amod"]
+    elif nd.mention is not None:
+        h = doc[nd.mention.tok]
+        toks = [h, *(g for g in h.children if g.dep_ == "amod")]
+        if h.dep_ == "nsubj" and h.head.pos_ in ("ADJ", "ADV"):
+            toks.append(h.head)            # "makes the queue shorter"
+    else:
+        return 1
+    d = 1
+    for t in toks:
+        if t.lower_ in _DECREASE_WORDS or t.lemma_.lower() in _DECREASE_WORDS:
+            d = -d
+    return d

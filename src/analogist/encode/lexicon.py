@@ -222,6 +222,11 @@ _FIX_OPENERS = [
                re.I),
 ]
 """Fix cues: the operator is the text after the match (see ``fix_operator`` in the docstring)."""
+_DECREASE_WORDS = {"slower", "cooler", "colder", "shorter", "lower", "smaller", "fewer",
+                   "weaker", "shrink", "decrease", "decline", "drop", "fall", "subside",
+                   "diminish", "dwindle", "slow"}
+"""Words naming a decrease at a causal link's end; the edge's sign is the product of its ends'
+directions (see ``_end_direction``)."""
 _ARTICLES = {"the", "a", "an"}
 _EDGE_WORDS = {"causes": "causes", "prevents": "prevents", "enables": "enables",
                "masks": "hides", "delays": "delays"}
