@@ -88,3 +88,66 @@ def test_the_server_answers_503_with_retry_after_when_the_queue_is_full(tmp_path
             assert c.get("/v1/ns/n/episodes", headers=h).status_code == 200
         r = c.post("/v1/ns/n/find", json={"target": sig}, headers=h)
         assert r.status_code == 200 and "results" in r.json()   # (the query itself is no answer)
+
+
+def test_admitted_work_runs_on_the_pools_few_threads() -> None:
+    """Work from many request threads runs on at most ``workers`` long-lived pool threads."""
+    adm = Admission(workers=2, queue=64)
+    seen: set[int] = set()
+    lock = threading.Lock()
+
+    def work() -> int:
+        with lock:
+            seen.add(threading.get_ident())
+        return 7
+
+    out: list[int] = []
+
+    def request() -> None:
+        v = adm.run(work)
+        with lock:
+            out.append(v)
+
+    threads = [threading.Thread(target=request) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    callers = {t.ident for t in threads}
+    assert out == [7] * 16 and 1 <= len(seen) <= 2 and not seen & callers
+    st = {**adm.stats(), **adm.counts()}
+    assert st["done"] == 16 and st["running"] == 0 and st["waiting"] == 0
+    adm.close()
+
+
+def test_run_raises_busy_without_running_and_passes_errors_on() -> None:
+    adm = Admission(workers=1, queue=0)
+    ran: list[int] = []
+    with adm.slot():
+        with pytest.raises(Busy):
+            adm.run(lambda: ran.append(1))
+    assert ran == [] and adm.counts()["refused"] == 1
+
+    def bad() -> None:
+        raise KeyError("x")
+
+    with pytest.raises(KeyError):
+        adm.run(bad)
+    assert adm.run(lambda: 3) == 3          # the slot came back after the error
+    adm.close()
+
+
+def test_metrics_report_the_heavy_lane(tmp_path, no_llm) -> None:
+    from analogist.server import create_app
+
+    store = tmp_path / "m.db"
+    tok = keys_add(store, "k", ["n"])
+    app = create_app(store, mount_viewer=False, rate_per_minute=0, workers=1, queue=3)
+    sig = next(e.signature.to_data() for e in load_casebook() if not e.is_decoy)
+    with _Server(app) as srv, httpx.Client(base_url=srv.url, timeout=60) as c:
+        h = {"X-API-Key": tok}
+        assert c.post("/v1/ns/n/episodes", json=sig, headers=h).status_code == 201
+        assert c.post("/v1/ns/n/find", json={"target": sig}, headers=h).status_code == 200
+        lane = c.get("/v1/metrics", headers=h).json()["heavy_lane"]
+        assert lane["workers"] == 1 and lane["queue"] == 3 and lane["done"] >= 1
+        assert lane["running"] == 0 and lane["refused"] == 0

@@ -233,22 +233,18 @@ class _Service:
 
     def close(self) -> None:
         self.jobs.shutdown()
+        self.admission.close()
         self.app.close()
 
-    @contextlib.contextmanager
-    def heavy(self) -> Any:
-        """One of the admission slots for a CPU-bound request, or 503 when the queue is full."""
+    def heavy(self, fn: Callable[[], Any]) -> Any:
+        """Run a CPU-bound request's work on the admission pool, or 503 when its queue is
+        full."""
         try:
-            cm = self.admission.slot()
-            cm.__enter__()
+            return self.admission.run(fn)
         except Busy as e:
             raise ApiError(503, "busy", f"the server is busy ({e}); retry in "
                            f"{e.retry_after} s", None, {"Retry-After": str(e.retry_after)}
                            ) from None
-        try:
-            yield
-        finally:
-            cm.__exit__(None, None, None)
 
 
 def _error_json(e: BaseException) -> dict[str, Any]:
@@ -521,7 +517,8 @@ def _service_routes(app: FastAPI, svc: _Service, caller: Any) -> None:
              summary="Request counts, errors and latency percentiles per route, over the "
                      "key's namespaces (an admin key: over all requests).")
     def metrics(key: Annotated[ApiKey, Depends(caller)]) -> dict[str, Any]:
-        return svc.metrics.snapshot(None if key.admin else key.namespaces)
+        return {**svc.metrics.snapshot(None if key.admin else key.namespaces),
+                "heavy_lane": {**svc.admission.stats(), **svc.admission.counts()}}
 
     @app.get("/v1/whoami", tags=["service"], summary="The calling key's name and namespaces.")
     def whoami(key: Annotated[ApiKey, Depends(caller)]) -> dict[str, Any]:
@@ -577,18 +574,22 @@ def _analogy_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803
     @app.post(P + "/find", tags=["analogy"],
               summary="MAC/FAC retrieval plus the judge (Retriever.find) within the namespace.")
     def find(ns: NS, body: FindBody) -> dict[str, Any]:
-        with svc.heavy():
+        def run() -> dict[str, Any]:
             target = _sig_of(svc, Ref(signature=body.target, episode=body.episode), ns,
                              "target")
             return svc.app.find(target, namespace=ns, k=body.k, critic=body.critic,
                                 parametric=body.parametric).to_json()
 
+        return svc.heavy(run)
+
     @app.post(P + "/map", tags=["analogy"],
               summary="Map base onto target with SME and judge it (likeness/difference/unknown).")
     def map_(ns: NS, body: MapBody) -> dict[str, Any]:
-        with svc.heavy():
+        def run() -> dict[str, Any]:
             b, t = _sig_of(svc, body.base, ns, "base"), _sig_of(svc, body.target, ns, "target")
             return svc.app.map(b, t).to_json()
+
+        return svc.heavy(run)
 
     @app.post(P + "/foresight", tags=["analogy"],
               summary="Foresight brief for a target Event over the bundled historical corpus "
@@ -598,10 +599,9 @@ def _analogy_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803
             ev = svc.app.resolve_event(body.target, namespace=ns)
         except AnalogistError as e:
             raise _field_error(e, "target") if isinstance(body.target, dict) else e from None
-        with svc.heavy():
-            return {"namespace": ns, **svc.app.brief(
-                ev, cutoff=body.cutoff, namespace=ns, rounds=body.rounds,
-                per_round=body.per_round, carryover=body.carryover, embedding=body.embedding)}
+        return svc.heavy(lambda: {"namespace": ns, **svc.app.brief(
+            ev, cutoff=body.cutoff, namespace=ns, rounds=body.rounds, per_round=body.per_round,
+            carryover=body.carryover, embedding=body.embedding)})
 
     @app.post(P + "/check", tags=["analogy"],
               summary="Check the analogies of a debate turn (Safeguard.check).")
@@ -611,8 +611,7 @@ def _analogy_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803
         turn = body.turn if isinstance(body.turn, str) else parse_turn(body.turn, source="turn")
         if isinstance(turn, str) and not turn.strip():
             raise ApiError(422, "invalid_request", "the turn is empty", "turn")
-        with svc.heavy():
-            report = svc.app.check(turn, mode=body.mode)
+        report = svc.heavy(lambda: svc.app.check(turn, mode=body.mode))
         return {"namespace": ns, "all_pass": report.all_pass, **report.details()}
 
 

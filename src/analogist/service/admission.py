@@ -4,6 +4,12 @@ A fixed number of them run at once — one per core by default: they are CPU-bou
 more at a time only share the same cores and all finish later — and a bounded number wait, in
 arrival order, for a free slot. A request that finds the queue full is refused at once (the
 server answers 503 with ``Retry-After``) instead of piling up behind the others.
+
+Admitted work runs on the admission's own pool of ``workers`` threads (:meth:`Admission.run`),
+not on whichever of the server's many request threads took the request: the application keeps
+one store connection and one retriever (with its stage-1 index) per thread, so a few long-lived
+threads keep a few warm indexes instead of dozens of cold ones rebuilt as requests land on new
+threads.
 """
 
 from __future__ import annotations
@@ -11,8 +17,12 @@ from __future__ import annotations
 import os
 import threading
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from typing import TypeVar
+
+T = TypeVar("T")
 
 __all__ = ["Admission", "Busy", "default_workers"]
 
@@ -45,11 +55,30 @@ class Admission:
         self._lock = threading.Lock()
         self._running = 0
         self._waiting: deque[threading.Event] = deque()
+        self._pool = ThreadPoolExecutor(max_workers=self.workers,
+                                        thread_name_prefix="analogist-heavy")
+        self._done = 0
+        self._refused = 0
 
     def stats(self) -> dict[str, int]:
         with self._lock:
             return {"workers": self.workers, "running": self._running,
                     "waiting": len(self._waiting), "queue": self.queue}
+
+    def counts(self) -> dict[str, int]:
+        """Requests admitted and finished, and requests refused, since the start."""
+        with self._lock:
+            return {"done": self._done, "refused": self._refused}
+
+    def run(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` on one of the pool's threads once a slot is free; raises :class:`Busy`
+        when the queue is full (``fn`` then never runs). Its exceptions propagate."""
+        with self.slot():
+            return self._pool.submit(fn).result()
+
+    def close(self) -> None:
+        """Stop the pool's threads once the work in hand is done."""
+        self._pool.shutdown(wait=True)
 
     @contextmanager
     def slot(self) -> Iterator[None]:
@@ -59,6 +88,7 @@ class Admission:
                 self._running += 1
                 turn = None
             elif len(self._waiting) >= self.queue:
+                self._refused += 1
                 raise Busy(1, len(self._waiting))
             else:
                 turn = threading.Event()
@@ -69,6 +99,7 @@ class Admission:
             yield
         finally:
             with self._lock:
+                self._done += 1
                 if self._waiting:
                     self._waiting.popleft().set()  # the slot passes on; _running unchanged
                 else:
