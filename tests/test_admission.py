@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -70,16 +74,24 @@ def test_bad_settings_are_refused() -> None:
             Admission(workers=w, queue=q)
 
 
-def test_the_server_answers_503_with_retry_after_when_the_queue_is_full(tmp_path, no_llm) -> None:
-    from analogist.server import create_app
+@contextmanager
+def _served_with_one_episode(store: Path, queue: int) -> Iterator[tuple[Any, httpx.Client,
+                                                                         dict[str, str], Any]]:
+    """A real server over ``store`` with one heavy slot and ``queue`` places, namespace ``n``
+    holding one casebook episode: yields the app, a client, the key's headers and the episode."""
+    from analogist.server import create_app  # lazy: the server's FastAPI stack, for these tests
 
-    store = tmp_path / "s.db"
     tok = keys_add(store, "k", ["n"])
-    app = create_app(store, mount_viewer=False, rate_per_minute=0, workers=1, queue=0)
+    app = create_app(store, mount_viewer=False, rate_per_minute=0, workers=1, queue=queue)
     sig = next(e.signature.to_data() for e in load_casebook() if not e.is_decoy)
     with _Server(app) as srv, httpx.Client(base_url=srv.url, timeout=60) as c:
         h = {"X-API-Key": tok}
         assert c.post("/v1/ns/n/episodes", json=sig, headers=h).status_code == 201
+        yield app, c, h, sig
+
+
+def test_the_server_answers_503_with_retry_after_when_the_queue_is_full(tmp_path, no_llm) -> None:
+    with _served_with_one_episode(tmp_path / "s.db", queue=0) as (app, c, h, sig):
         with app.state.service.admission.slot():   # every slot taken, no room to wait
             r = c.post("/v1/ns/n/find", json={"target": sig}, headers=h)
             assert r.status_code == 503 and int(r.headers["retry-after"]) >= 1
@@ -138,15 +150,7 @@ def test_run_raises_busy_without_running_and_passes_errors_on() -> None:
 
 
 def test_metrics_report_the_heavy_lane(tmp_path, no_llm) -> None:
-    from analogist.server import create_app
-
-    store = tmp_path / "m.db"
-    tok = keys_add(store, "k", ["n"])
-    app = create_app(store, mount_viewer=False, rate_per_minute=0, workers=1, queue=3)
-    sig = next(e.signature.to_data() for e in load_casebook() if not e.is_decoy)
-    with _Server(app) as srv, httpx.Client(base_url=srv.url, timeout=60) as c:
-        h = {"X-API-Key": tok}
-        assert c.post("/v1/ns/n/episodes", json=sig, headers=h).status_code == 201
+    with _served_with_one_episode(tmp_path / "m.db", queue=3) as (_app, c, h, sig):
         assert c.post("/v1/ns/n/find", json={"target": sig}, headers=h).status_code == 200
         lane = c.get("/v1/metrics", headers=h).json()["heavy_lane"]
         assert lane["workers"] == 1 and lane["queue"] == 3 and lane["done"] >= 1
