@@ -4,15 +4,20 @@ usage:
     python tests/pg_servers.py start N DIR   # start N servers under DIR, print their URLs
                                              # (comma-separated, one line)
     python tests/pg_servers.py stop DIR      # stop every server under DIR, remove DIR
+    python tests/pg_servers.py pgvector-bin  # print a binary folder whose server has pgvector
+                                             # (exit 1 when there is none)
 
 Each server is a fresh ``initdb`` cluster in DIR/pgK, owned by the ``postgres`` user when we run
 as root (the server refuses to run as root), listening only on 127.0.0.1 on a free port, with the
 settings of a test server (fsync, synchronous_commit and full_page_writes off; no Unix socket).
-The binaries come from ``ANALOGIST_PG_BIN`` or ``/usr/lib/postgresql/15/bin``.
+The binaries come from ``ANALOGIST_PG_BIN`` or ``/usr/lib/postgresql/15/bin``. A server with the
+pgvector extension: the ``pgserver`` wheel ships PostgreSQL 16 with pgvector in its ``pginstall``
+folder; :func:`pgvector_bin` finds it (without importing the package) for ``ANALOGIST_PG_BIN``.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import pwd
 import shutil
@@ -43,6 +48,19 @@ class ServersUnavailable(RuntimeError):
 
 def bin_dir() -> Path:
     return Path(os.environ.get("ANALOGIST_PG_BIN", DEFAULT_BIN))
+
+
+def pgvector_bin() -> Path | None:
+    """A binary folder whose server has the pgvector extension, or None: ``pgserver``'s
+    ``pginstall/bin`` when that wheel is installed."""
+    spec = importlib.util.find_spec("pgserver")
+    if spec is None or not spec.origin:
+        return None
+    b = Path(spec.origin).parent / "pginstall" / "bin"
+    share = b.parent / "share" / "postgresql" / "extension" / "vector.control"
+    if os.access(b / "initdb", os.X_OK) and share.is_file():
+        return b
+    return None
 
 
 def unavailable_reason() -> str | None:
@@ -143,10 +161,18 @@ def main(argv: list[str]) -> int:
             return 2
         print(",".join(urls))
         return 0
+    if len(argv) == 1 and argv[0] == "pgvector-bin":
+        b = pgvector_bin()
+        if b is None:
+            print("error: no PostgreSQL with pgvector here (pip install 'pgserver==0.1.4')",
+                  file=sys.stderr)
+            return 1
+        print(b)
+        return 0
     if len(argv) == 2 and argv[0] == "stop":
         stop(argv[1])
         return 0
-    print("usage: pg_servers.py start N [DIR] | stop DIR", file=sys.stderr)
+    print("usage: pg_servers.py start N [DIR] | stop DIR | pgvector-bin", file=sys.stderr)
     return 2
 
 
