@@ -18,8 +18,17 @@ def no_llm(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
 
 
-# PostgreSQL servers (tests/pg.py): pg_servers, pg_module_db, pg_url, pg_server_dbs
-from tests.pg import pg_module_db, pg_server_dbs, pg_servers, pg_url  # noqa: E402,F401
+# PostgreSQL servers (tests/pg.py): pg_servers, pg_module_db, pg_url, pg_server_dbs; and one
+# with pgvector: pgvector_server, pgvector_module_db, pgvector_url
+from tests.pg import (  # noqa: E402,F401
+    pg_module_db,
+    pg_server_dbs,
+    pg_servers,
+    pg_url,
+    pgvector_module_db,
+    pgvector_server,
+    pgvector_url,
+)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -20,6 +20,9 @@ Fixtures:
   (``?options=-csearch_path=...``), so tests are independent at the cost of a CREATE SCHEMA.
 - ``pg_server_dbs`` (function): a factory ``pg_server_dbs(n)`` -> fresh databases on ``n``
   distinct servers (for partitioning tests).
+- ``pgvector_server`` (session), ``pgvector_module_db`` (module), ``pgvector_url`` (function):
+  the same on a server that has the pgvector extension (``ANALOGIST_TEST_PGVECTOR_URL``, or
+  one started from the ``pgserver`` wheel's PostgreSQL 16 binaries).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from __future__ import annotations
 import itertools
 import os
 import uuid
+from contextlib import suppress
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import pytest
@@ -151,3 +155,63 @@ def pg_server_dbs(pg_servers):
         pg_servers.admin_urls(n)
         return [pg_servers.new_database(k, prefix=f"srv{k}") for k in range(n)]
     return make
+
+
+# -- a server with the pgvector extension ---------------------------------------------------
+PGVECTOR_ENV = "ANALOGIST_TEST_PGVECTOR_URL"
+PGVECTOR_UNAVAILABLE_ENV = "ANALOGIST_TEST_PGVECTOR_UNAVAILABLE"
+
+
+@pytest.fixture(scope="session")
+def pgvector_server():
+    """The admin URL of a PostgreSQL server with pgvector: ``ANALOGIST_TEST_PGVECTOR_URL``
+    (``.ci/run`` starts one from the ``pgserver`` wheel's binaries), otherwise one started here
+    from those binaries when the wheel is installed. Otherwise skipped with the reason; under
+    ``CI=true`` that is an error, unless ``.ci/run`` said why it could not start one
+    (``ANALOGIST_TEST_PGVECTOR_UNAVAILABLE``: the wheel did not install)."""
+    given = os.environ.get(PGVECTOR_ENV, "").strip()
+    if given:
+        yield given
+        return
+    said = os.environ.get(PGVECTOR_UNAVAILABLE_ENV, "").strip()
+    if said:
+        pytest.skip(f"pgvector: {said}")
+    b = _servers.pgvector_bin()
+    reason = (f"{PGVECTOR_ENV} is not set and no PostgreSQL with pgvector is installed "
+              "(pip install --no-deps --only-binary=:all: 'pgserver==0.1.4')" if b is None
+              else _servers.unavailable_reason(b))
+    if reason:
+        msg = f"pgvector: {reason}"
+        if _in_ci():
+            pytest.fail(msg + " (CI=true: a missing server is an error)", pytrace=False)
+        pytest.skip(msg)
+    root, urls = _servers.start(1, binaries=b)
+    try:
+        yield urls[0]
+    finally:
+        _servers.stop(root, b)
+
+
+@pytest.fixture(scope="module")
+def pgvector_module_db(pgvector_server, request):
+    """One fresh database on the pgvector server for the test module (dropped afterwards)."""
+    psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed "
+                                  "(pip install 'analogist[postgres]')")
+    mod = request.module.__name__.rsplit(".", 1)[-1].removeprefix("test_")
+    name = f"analogist_{mod[:20]}_{uuid.uuid4().hex[:6]}".lower()
+    with psycopg.connect(pgvector_server, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield _with_db(pgvector_server, name)
+    with suppress(psycopg.Error), psycopg.connect(pgvector_server, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def pgvector_url(pgvector_module_db):
+    """A fresh, empty store URL on the pgvector server (its own schema)."""
+    import psycopg  # noqa: PLC0415 - present: pgvector_module_db imported it or skipped
+
+    schema = f"v{next(_schemas)}"
+    with psycopg.connect(pgvector_module_db, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    return with_search_path(pgvector_module_db, schema)

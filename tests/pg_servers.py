@@ -1,9 +1,9 @@
 """Throwaway PostgreSQL servers for the tests and for CI (one copy of the start/stop logic).
 
 usage:
-    python tests/pg_servers.py start N DIR   # start N servers under DIR, print their URLs
-                                             # (comma-separated, one line)
-    python tests/pg_servers.py stop DIR      # stop every server under DIR, remove DIR
+    python tests/pg_servers.py start N DIR [BIN]  # start N servers under DIR (binaries from
+                                                  # BIN), print their URLs (comma-separated)
+    python tests/pg_servers.py stop DIR [BIN]     # stop every server under DIR, remove DIR
     python tests/pg_servers.py pgvector-bin  # print a binary folder whose server has pgvector
                                              # (exit 1 when there is none)
 
@@ -12,7 +12,7 @@ as root (the server refuses to run as root), listening only on 127.0.0.1 on a fr
 settings of a test server (fsync, synchronous_commit and full_page_writes off; no Unix socket).
 The binaries come from ``ANALOGIST_PG_BIN`` or ``/usr/lib/postgresql/15/bin``. A server with the
 pgvector extension: the ``pgserver`` wheel ships PostgreSQL 16 with pgvector in its ``pginstall``
-folder; :func:`pgvector_bin` finds it (without importing the package) for ``ANALOGIST_PG_BIN``.
+folder; :func:`pgvector_bin` finds it (without importing the package), to pass as ``binaries``.
 """
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ class ServersUnavailable(RuntimeError):
     """No PostgreSQL binaries here (or no ``postgres`` user to run them as root)."""
 
 
-def bin_dir() -> Path:
-    return Path(os.environ.get("ANALOGIST_PG_BIN", DEFAULT_BIN))
+def bin_dir(given: str | Path | None = None) -> Path:
+    return Path(given) if given else Path(os.environ.get("ANALOGIST_PG_BIN", DEFAULT_BIN))
 
 
 def pgvector_bin() -> Path | None:
@@ -63,9 +63,10 @@ def pgvector_bin() -> Path | None:
     return None
 
 
-def unavailable_reason() -> str | None:
-    """Why servers cannot be started here, or None when they can."""
-    b = bin_dir()
+def unavailable_reason(binaries: str | Path | None = None) -> str | None:
+    """Why servers cannot be started here (from ``binaries``, default :func:`bin_dir`), or None
+    when they can."""
+    b = bin_dir(binaries)
     for tool in ("initdb", "pg_ctl"):
         if not os.access(b / tool, os.X_OK):
             return f"no PostgreSQL binaries ({b / tool} not found; set ANALOGIST_PG_BIN)"
@@ -102,10 +103,12 @@ def _run(cmd: list[str]) -> None:
         raise RuntimeError(f"{' '.join(cmd[:2])} failed: {(p.stderr or p.stdout).strip()[-800:]}")
 
 
-def start(n: int, root: str | Path | None = None) -> tuple[Path, list[str]]:
-    """Start ``n`` servers under ``root`` (a new temporary folder when None); return the folder
-    and the servers' URLs (``postgresql://postgres@127.0.0.1:PORT/postgres``)."""
-    reason = unavailable_reason()
+def start(n: int, root: str | Path | None = None, binaries: str | Path | None = None
+          ) -> tuple[Path, list[str]]:
+    """Start ``n`` servers under ``root`` (a new temporary folder when None) from the binaries
+    in ``binaries`` (default :func:`bin_dir`); return the folder and the servers' URLs
+    (``postgresql://postgres@127.0.0.1:PORT/postgres``)."""
+    reason = unavailable_reason(binaries)
     if reason:
         raise ServersUnavailable(reason)
     root = Path(root) if root else Path(tempfile.mkdtemp(prefix="analogist-pg-"))
@@ -114,7 +117,7 @@ def start(n: int, root: str | Path | None = None) -> tuple[Path, list[str]]:
         pw = pwd.getpwnam("postgres")
         os.chown(root, pw.pw_uid, pw.pw_gid)
     os.chmod(root, 0o755)
-    b = bin_dir()
+    b = bin_dir(binaries)
     urls = []
     try:
         for k in range(n):
@@ -135,15 +138,16 @@ def start(n: int, root: str | Path | None = None) -> tuple[Path, list[str]]:
             (data / "analogist_port").write_text(str(port))
             urls.append(f"postgresql://postgres@127.0.0.1:{port}/postgres")
     except BaseException:
-        stop(root)
+        stop(root, binaries)
         raise
     return root, urls
 
 
-def stop(root: str | Path) -> None:
-    """Stop every server under ``root`` (fast shutdown) and remove the folder."""
+def stop(root: str | Path, binaries: str | Path | None = None) -> None:
+    """Stop every server under ``root`` (fast shutdown; binaries from ``binaries``, default
+    :func:`bin_dir`) and remove the folder."""
     root = Path(root)
-    b = bin_dir()
+    b = bin_dir(binaries)
     for data in sorted(root.glob("pg*")):
         if (data / "postmaster.pid").exists():
             subprocess.run(_as_server_user([str(b / "pg_ctl"), "-D", str(data), "-m", "immediate",
@@ -152,10 +156,10 @@ def stop(root: str | Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) >= 2 and argv[0] == "start":
+    if 2 <= len(argv) <= 4 and argv[0] == "start":
         root = argv[2] if len(argv) > 2 else None
         try:
-            _, urls = start(int(argv[1]), root)
+            _, urls = start(int(argv[1]), root, argv[3] if len(argv) > 3 else None)
         except (ServersUnavailable, RuntimeError) as e:
             print(f"error: PostgreSQL servers: {e}", file=sys.stderr)
             return 2
@@ -169,10 +173,11 @@ def main(argv: list[str]) -> int:
             return 1
         print(b)
         return 0
-    if len(argv) == 2 and argv[0] == "stop":
-        stop(argv[1])
+    if len(argv) in (2, 3) and argv[0] == "stop":
+        stop(argv[1], argv[2] if len(argv) > 2 else None)
         return 0
-    print("usage: pg_servers.py start N [DIR] | stop DIR | pgvector-bin", file=sys.stderr)
+    print("usage: pg_servers.py start N [DIR [BIN]] | stop DIR [BIN] | pgvector-bin",
+          file=sys.stderr)
     return 2
 
 

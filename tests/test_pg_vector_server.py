@@ -1,54 +1,20 @@
 """The pgvector-capable test server: the extension installs, and an HNSW cosine index answers
 nearest-neighbour queries in the same order as exact search on a small table.
 
-The server comes from ``ANALOGIST_TEST_PGVECTOR_URL`` (``.ci/run`` starts one from the
-``pgserver`` wheel's binaries), otherwise one is started here from those binaries when the wheel
-is installed; otherwise the test is skipped with the reason, except under ``CI=true``.
+The server is tests/pg.py's ``pgvector_server`` (``ANALOGIST_TEST_PGVECTOR_URL``, or one started
+from the ``pgserver`` wheel's binaries; skipped with the reason otherwise, except under
+``CI=true``).
 """
 
 from __future__ import annotations
 
 import math
-import os
 import random
 
 import pytest
 
-from tests import pg_servers as _servers
-
 psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed "
                               "(pip install 'analogist[postgres]')")
-
-URL_ENV = "ANALOGIST_TEST_PGVECTOR_URL"
-
-
-@pytest.fixture(scope="module")
-def pgvector_url():
-    given = os.environ.get(URL_ENV, "").strip()
-    if given:
-        yield given
-        return
-    b = _servers.pgvector_bin()
-    if b is None:
-        msg = (f"pgvector: {URL_ENV} is not set and no PostgreSQL with pgvector is installed "
-               "(pip install 'pgserver==0.1.4')")
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(msg + " (CI=true: a missing server is an error)", pytrace=False)
-        pytest.skip(msg)
-    old = os.environ.get("ANALOGIST_PG_BIN")
-    os.environ["ANALOGIST_PG_BIN"] = str(b)
-    root = None
-    try:
-        root, urls = _servers.start(1)
-        yield urls[0]
-    finally:
-        if root is not None:
-            _servers.stop(root)
-        if old is None:
-            os.environ.pop("ANALOGIST_PG_BIN", None)
-        else:
-            os.environ["ANALOGIST_PG_BIN"] = old
-
 
 def _cos_dist(a, b):
     dot = sum(x * y for x, y in zip(a, b, strict=True))
@@ -59,11 +25,11 @@ def _lit(v):
     return "[" + ",".join(repr(x) for x in v) + "]"
 
 
-def test_vector_extension_and_hnsw_cosine(pgvector_url):
+def test_vector_extension_and_hnsw_cosine(pgvector_module_db):
     rng = random.Random(20)
     rows = [[rng.gauss(0, 1) for _ in range(8)] for _ in range(200)]
     q = [rng.gauss(0, 1) for _ in range(8)]
-    with psycopg.connect(pgvector_url, autocommit=True) as conn:
+    with psycopg.connect(pgvector_module_db, autocommit=True) as conn:
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         conn.execute("DROP TABLE IF EXISTS t_vec")
         conn.execute("CREATE TABLE t_vec (id int PRIMARY KEY, emb vector(8) NOT NULL)")
