@@ -461,6 +461,11 @@ def _blockers(m: _Mapped) -> tuple[list[str], list[CausalEdge]]:
     return blockers, source_preventers
 
 
+def _edge_text(e: CausalEdge) -> str:
+    return (f"{e.cause.text()} {e.edge}{'' if e.sign == 1 else ' (negative)'} "
+            f"{e.effect.text()}")
+
+
 def _contradictions(m: _Mapped) -> list[str]:
     """Structure the target states the other way round (a reversed causal link, a link of the
     opposite kind or sign, a relation with its roles swapped): not an unknown but evidence
@@ -472,7 +477,16 @@ def _contradictions(m: _Mapped) -> list[str]:
         key = (T.expr_of_atom[e.cause], T.expr_of_atom[e.effect])
         target_edge_by_atoms.setdefault(key, []).append(e)
     for e in m.source.causal_chain:
-        if m.mapped(S.expr_of_edge[e]):
+        x = S.expr_of_edge[e]
+        if m.mapped(x):
+            # the edge's sign is not part of its expression, so a positive edge maps onto its
+            # negative partner ("warmer beer speeds the yeast" / "… slows the yeast"): the same
+            # ends with the opposite sign is a flipped edge, as much a contradiction as a
+            # reversed one
+            te = m.target_edges.get(pairs[x])
+            if te is not None and te.sign != e.sign:
+                contradictions.append(f"{_edge_text(e)} is {_edge_text(te)} in the target "
+                                      "(opposite sign)")
             continue
         c, f = S.expr_of_atom[e.cause], S.expr_of_atom[e.effect]
         if not (m.mapped(c) and m.mapped(f)):
