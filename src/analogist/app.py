@@ -241,13 +241,11 @@ class Analogist:
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
         self._lock = threading.RLock()
-        self._check_lock = threading.Lock()
         self._local = threading.local()
         self._opened: list[Memory] = []
         self._embedder: Any = None
         self._encoder: Any = None
         self._corpus: Corpus | None = None
-        self._safeguard: Safeguard | None = None
         self._vectors: dict[str, Any] = {}
 
     @classmethod
@@ -379,10 +377,10 @@ class Analogist:
         prov = self.provider("safeguard")
         if prov is not None:
             return Safeguard(prov)
-        with self._lock:
-            if self._safeguard is None:
-                self._safeguard = Safeguard()
-            return self._safeguard
+        sg = getattr(self._local, "safeguard", None)
+        if sg is None:     # one per thread, so that checks run at once without sharing state
+            sg = self._local.safeguard = Safeguard()
+        return sg
 
     def level_embedder(self) -> Callable[[Signature], Any] | None:
         """``signature -> {level: vector}`` for storing, or None when embeddings are off."""
@@ -710,7 +708,4 @@ class Analogist:
             from analogist.safeguard import parse_turn  # spaCy and the lexicons, on use
 
             turn = parse_turn(dict(turn), source="turn")
-        if sg is self._safeguard:
-            with self._check_lock:          # the plain safeguard is shared between threads
-                return sg.check(turn, mode=mode)
         return sg.check(turn, mode=mode)
