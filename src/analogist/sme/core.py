@@ -16,6 +16,7 @@ come out as they did when MHs were objects.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from itertools import product
 from typing import Any
 
@@ -163,21 +164,41 @@ class MHArrays:
 
 
 def build_match_hypotheses(base: Description, target: Description) -> MHArrays:
-    """Step 1: local matches and their argument expansions (see :mod:`analogist.sme.engine`)."""
+    """Step 1: local matches and their argument expansions (see :mod:`analogist.sme.engine`).
+
+    In named steps: both descriptions indexed, the local matcher made over the empty MH arrays
+    (:func:`_local_matcher`), every same-predicate pair of the two descriptions matched in the
+    reference's order (:func:`_match_bins`), and the per-MH lists of the later steps sized."""
     B, T = indexed(base), indexed(target)
     H = MHArrays(B, T)
+    _match_bins(B, T, _local_matcher(B, T, H))
+    n = len(H.bk)
+    H.inconsistent = [False] * n
+    H.score = [0.0] * n
+    return H
+
+
+# The closures of step 1 (made once per comparison; their free variables are cell lookups, as
+# they were when they shared one enclosing function).
+_NewMH = Callable[[int, int, int, int, list[int], bool, int], int]
+_ExprMH = Callable[[int, int, list[int], bool], int]
+_LocalMatch = Callable[[int, int], list[int]]
+
+
+def _mh_recorders(B: Indexed, T: Indexed, H: MHArrays, memo: dict[int, list[int]]
+                  ) -> tuple[_NewMH, _ExprMH]:
+    """The two ways step 1 records an MH in ``H``'s parallel lists: ``new`` (an entity or a
+    functor MH) and ``expr_mh`` (an expression MH: entered in ``memo`` under its item pair, made
+    the parent of its argument MHs and of its functor MH, which is made on the pair of functors'
+    first use)."""
     bk, tk, kind, order, args, parents = H.bk, H.tk, H.kind, H.order, H.args, H.parents
-    fmh, lsc, inc, children = H.fmh, H.lsc, H.incomplete, H.children
-    b_n, t_n = B.n_expr, T.n_expr
-    b_args, t_args = B.args, T.args
+    fmh, lsc, inc = H.fmh, H.lsc, H.incomplete
     b_fun, t_fun = B.functor, T.functor
-    b_function, t_function = B.function, T.function
+    b_function = B.function
     b_order, t_order = B.order, T.order
     b_fid, t_fid = B.fid, T.fid
-    b_mode = B.mode
     n_items_t = len(T.items)
     n_fun_t = len(T.fnames)
-    memo: dict[int, list[int]] = {}  # b * n_items_t + t → the MHs of that pair
     functors: dict[int, int] = {}  # fid pair → functor MH
 
     def new(b: int, t: int, k: int, o: int, a: list[int], incomplete: bool, code: int) -> int:
@@ -223,12 +244,57 @@ def build_match_hypotheses(base: Description, target: Description) -> MHArrays:
         parents[f].append(i)
         return i
 
-    def alignable(ba: int, ta: int) -> bool:
-        """The reference's ``arguments-alignable?`` (without minimal ascension)."""
-        if ba >= b_n or ta >= t_n:
-            return ba >= b_n and ta >= t_n
-        return len(b_args[ba]) == len(t_args[ta]) and (
-            b_fun[ba] == t_fun[ta] or (b_function[ba] and t_function[ta]))
+    return new, expr_mh
+
+
+def _local_matcher(B: Indexed, T: Indexed, H: MHArrays) -> _LocalMatch:
+    """``local_match(b, t)``: the MHs of base item ``b`` and target item ``t``, made on the first
+    call and memoised by the item pair — an entity MH, or the expression MHs of the arguments'
+    alignment (:func:`_expression_matcher`: as written, and argument-swapped for a symmetric
+    predicate; :func:`_commutative_matcher`: any pairing). Mutually recursive with the two: an
+    expression's argument pairs are matched before it."""
+    b_n = B.n_expr
+    t_args = T.args
+    b_mode = B.mode
+    n_items_t = len(T.items)
+    memo: dict[int, list[int]] = {}  # b * n_items_t + t → the MHs of that pair
+    new, expr_mh = _mh_recorders(B, T, H, memo)
+
+    def local_match(b: int, t: int) -> list[int]:
+        key = b * n_items_t + t
+        got = memo.get(key)
+        if got:
+            return got
+        if b >= b_n:
+            i = new(b, t, ENTITY, 0, [], False, NO_SCORE)
+            memo[key] = got = [i]
+            return got
+        mode = b_mode[b]
+        if mode == SYMMETRIC:
+            targs = t_args[t]
+            expression(b, t, targs)
+            expression(b, t, targs[::-1])
+        elif mode == COMMUTATIVE:
+            commutative(b, t)
+        else:
+            expression(b, t, t_args[t])
+        return memo[key]
+
+    expression = _expression_matcher(B, T, memo, expr_mh, local_match)
+    commutative = _commutative_matcher(B, T, H, expr_mh, local_match)
+    return local_match
+
+
+def _expression_matcher(B: Indexed, T: Indexed, memo: dict[int, list[int]], expr_mh: _ExprMH,
+                        local_match: _LocalMatch) -> Callable[[int, int, tuple[int, ...]], None]:
+    """``expression(b, t, targs)``: the expression MHs of base expression ``b`` and target
+    expression ``t`` with ``t``'s arguments in the order ``targs`` — one MH per combination of
+    the argument pairs' MHs, or one incomplete MH when an argument pair does not align."""
+    b_n, t_n = B.n_expr, T.n_expr
+    b_args, t_args = B.args, T.args
+    b_fun, t_fun = B.functor, T.functor
+    b_function, t_function = B.function, T.function
+    n_items_t = len(T.items)
 
     def expression(b: int, t: int, targs: tuple[int, ...]) -> None:
         bargs = b_args[b]
@@ -271,6 +337,27 @@ def build_match_hypotheses(base: Description, target: Description) -> MHArrays:
                         a.append(y)
                 expr_mh(b, t, a, False)
 
+    return expression
+
+
+def _commutative_matcher(B: Indexed, T: Indexed, H: MHArrays, expr_mh: _ExprMH,
+                         local_match: _LocalMatch) -> Callable[[int, int], None]:
+    """``commutative(b, t)``: the one MH of a commutative or n-ary base expression ``b`` and
+    target expression ``t``, whose children are the MHs of every alignable argument pair, marked
+    incomplete when arguments stay unaligned (the reference's rules for n-ary sides)."""
+    parents, inc, children = H.parents, H.incomplete, H.children
+    b_n, t_n = B.n_expr, T.n_expr
+    b_args, t_args = B.args, T.args
+    b_fun, t_fun = B.functor, T.functor
+    b_function, t_function = B.function, T.function
+
+    def alignable(ba: int, ta: int) -> bool:
+        """The reference's ``arguments-alignable?`` (without minimal ascension)."""
+        if ba >= b_n or ta >= t_n:
+            return ba >= b_n and ta >= t_n
+        return len(b_args[ba]) == len(t_args[ta]) and (
+            b_fun[ba] == t_fun[ta] or (b_function[ba] and t_function[ta]))
+
     def commutative(b: int, t: int) -> None:
         i = expr_mh(b, t, [], False)
         ch = children[i] = []
@@ -297,26 +384,13 @@ def build_match_hypotheses(base: Description, target: Description) -> MHArrays:
         elif miss_b and miss_t:
             inc[i] = True
 
-    def local_match(b: int, t: int) -> list[int]:
-        key = b * n_items_t + t
-        got = memo.get(key)
-        if got:
-            return got
-        if b >= b_n:
-            i = new(b, t, ENTITY, 0, [], False, NO_SCORE)
-            memo[key] = got = [i]
-            return got
-        mode = b_mode[b]
-        if mode == SYMMETRIC:
-            targs = t_args[t]
-            expression(b, t, targs)
-            expression(b, t, targs[::-1])
-        elif mode == COMMUTATIVE:
-            commutative(b, t)
-        else:
-            expression(b, t, t_args[t])
-        return memo[key]
+    return commutative
 
+
+def _match_bins(B: Indexed, T: Indexed, local_match: _LocalMatch) -> None:
+    """Every base expression matched locally with each target expression of the same functor
+    and arity (ubiquitous functors left out), in the reference's order."""
+    b_args, t_args = B.args, T.args
     # The reference bins expressions by predicate and walks the base bins in order of first
     # appearance, and each bin's items newest first (base and target alike). Following it keeps
     # the order of creation, and so the order of ties, the same as the reference's.
@@ -330,10 +404,6 @@ def build_match_hypotheses(base: Description, target: Description) -> MHArrays:
             for t in reversed(targets):
                 if len(t_args[t]) == n:
                     local_match(b, t)
-    n = len(bk)
-    H.inconsistent = [False] * n
-    H.score = [0.0] * n
-    return H
 
 
 # ------------------------------------------------------------------------------------------
