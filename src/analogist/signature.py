@@ -505,7 +505,7 @@ def _fast_key(x: Any, roles: dict[str, str]) -> tuple[str, tuple[str, ...]] | No
                 pred, args = parse_atom(x)
             except ValueError:
                 return None
-    elif type(x) is list and x and all(type(y) is str for y in x):
+    elif type(x) is list and x and type(x[0]) is str:
         pred, args = x[0], tuple(x[1:])
         if _PRED_FULL.fullmatch(pred) is None:
             return None
@@ -513,8 +513,8 @@ def _fast_key(x: Any, roles: dict[str, str]) -> tuple[str, tuple[str, ...]] | No
         return None
     if len(pred) > MAX_NAME or len(args) > MAX_ARGS:
         return None
-    for a in args:
-        if a not in roles:
+    for a in args:  # exactly a str (a list item may be anything) naming a declared role
+        if type(a) is not str or a not in roles:
             return None
     return pred, args
 
@@ -540,7 +540,10 @@ def _fast_atom(key: tuple[str, tuple[str, ...]], cache: dict[Any, Atom]) -> Atom
     return a
 
 
-def _fast_edge(x: Any, roles: dict[str, str], cache: dict[Any, Atom]) -> CausalEdge | None:
+def _fast_edge(x: Any, roles: dict[str, str], cache: dict[Any, Atom]
+               ) -> tuple[CausalEdge, tuple[Any, str, Any]] | None:
+    """The edge the model would build from ``x`` and its duplicate key (the sort keys of its
+    atoms around its type), or None to let the model decide."""
     if type(x) is list:
         if len(x) != 3:
             return None
@@ -569,9 +572,10 @@ def _fast_edge(x: Any, roles: dict[str, str], cache: dict[Any, Atom]) -> CausalE
     c, f = _fast_key(cause, roles), _fast_key(effect, roles)
     if c is None or f is None:
         return None
-    return _built(CausalEdge, {"cause": _fast_atom(c, cache), "edge": edge,
-                               "effect": _fast_atom(f, cache), "sign": sign, "status": status},
-                  set(fields))
+    e = _built(CausalEdge, {"cause": _fast_atom(c, cache), "edge": edge,
+                            "effect": _fast_atom(f, cache), "sign": sign, "status": status},
+               set(fields))
+    return e, (c, edge, f)
 
 
 def _fast_signature(data: dict[str, Any]) -> Signature | None:
@@ -608,10 +612,10 @@ def _fast_signature(data: dict[str, Any]) -> Signature | None:
         edges = []
         seen = set()
         for x in chain:
-            e = _fast_edge(x, roles, cache)
-            if e is None:
+            made = _fast_edge(x, roles, cache)
+            if made is None:
                 return None
-            key = (e.cause.sort_key(), e.edge, e.effect.sort_key())
+            e, key = made
             if key in seen:
                 return None
             seen.add(key)
@@ -653,7 +657,17 @@ def _fast_signature(data: dict[str, Any]) -> Signature | None:
 def _empty(model: type[BaseModel]) -> dict[str, Any]:
     """The field values of ``model()`` (every field of Levels, Surface and Provenance defaults to
     None, but the surface's entities to a new empty list)."""
-    return {name: [] if name == "entities" else None for name in model.model_fields}
+    fields = _SUB_FIELDS.get(model)
+    if fields is None:
+        fields = tuple(model.model_fields)
+    values = dict.fromkeys(fields)
+    if "entities" in values:
+        values["entities"] = []
+    return values
+
+
+_SUB_FIELDS = {model: tuple(model.model_fields) for _name, model in _SUB_MODELS}
+"""The field names of each sub-model, in order (read once, not per signature)."""
 
 
 _SIG_ORDER = tuple(Signature.model_fields)
