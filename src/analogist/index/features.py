@@ -43,10 +43,11 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
+
+import numpy as np
 
 from analogist.signature import Atom, Signature
 
@@ -57,10 +58,13 @@ __all__ = [
     "EpisodeFeatures",
     "causal_motifs",
     "content_features",
+    "FINGERPRINT_VERSION",
     "extract_features",
+    "extract_features_many",
     "surface_tokens",
     "surface_tokens_of_data",
     "wl_fingerprint",
+    "wl_fingerprints",
 ]
 
 FINGERPRINT_DEPTH = 2
@@ -273,38 +277,158 @@ def _content(g: _Parsed) -> dict[str, float]:
     return {k: float(c[k]) for k in sorted(c) if c[k]}
 
 
-@lru_cache(maxsize=1 << 16)
-def _h(text: str) -> str:
-    # cached: the same local shapes recur across a corpus (a pure function of its text)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
-
-
 def wl_fingerprint(sig: Signature, depth: int = FINGERPRINT_DEPTH) -> str:
-    """Weisfeiler–Lehman hash of the role–relation graph of ``sig`` (hex sha256 digest).
+    """Weisfeiler–Lehman hash of the role–relation graph of ``sig`` (64 hex digits; version
+    :data:`FINGERPRINT_VERSION`).
 
     Nodes: one per role (all with the same initial label, so role names never matter) and one per
     distinct atom (relations and causal-chain atoms; an atom that is both is one node), labelled
     by its predicate and whether it is asserted as a relation. Edges: atom–role, labelled by the
     argument position (seen from either end: ``argI`` / ``inI``); causal edges cause → effect,
-    labelled by edge type and sign (``out:T:S`` / ``in:T:S``). ``depth`` rounds of relabelling;
-    the digest is the sha256 of the sorted multiset of the labels of every round. Invariant under
-    renaming roles and under the order of relations, roles and causal edges.
+    labelled by edge type and sign (``out:T:S`` / ``in:T:S``). Every label text is interned once
+    as a 64-bit integer (the first 8 bytes of its sha256); ``depth`` rounds of relabelling over
+    those integers, each node's new label a fixed-width (64-bit) hash of its own label and the
+    sum of the hashes of its (edge label, neighbour label) pairs — a multiset hash, so no sorting;
+    the digest is the sha256 of two independent 64-bit sums over every node and round of the
+    hashes of (round, label). Invariant under renaming roles and under the order of relations,
+    roles and causal edges. :func:`wl_fingerprints` computes many at once (the same values).
     """
+    _check_depth(depth)
+    return _wl_many([sig], [_parse(sig)], depth)[0]
+
+
+def wl_fingerprints(sigs: Sequence[Signature], depth: int = FINGERPRINT_DEPTH) -> list[str]:
+    """:func:`wl_fingerprint` of each of ``sigs`` (one vectorised pass over all their graphs)."""
+    _check_depth(depth)
+    return _wl_many(sigs, [_parse(s) for s in sigs], depth)
+
+
+def _check_depth(depth: Any) -> None:
     if not isinstance(depth, int) or isinstance(depth, bool) or not 0 <= depth <= 16:
         raise ValueError(f"depth must be an integer from 0 to 16, got {depth!r}")
-    return _wl(sig, _parse(sig), depth)
 
 
-_ARG = tuple(f"arg{i}>" for i in range(64))
-_IN = tuple(f"in{i}>" for i in range(64))
+FINGERPRINT_VERSION = 2
+"""The version of :func:`wl_fingerprint` (1: string labels hashed with sha256 per node per
+round; 2: interned integer labels and 64-bit hashes). Stores migrate their fingerprints on open
+(``memory/schema.py``)."""
+
+_U64 = (1 << 64) - 1
 
 
-def _wl(sig: Signature, g: _Parsed, depth: int) -> str:
-    # nodes: the roles first (one label "R" each), then the distinct atoms; the digest depends
-    # only on the multiset of labels, so the order nodes are made in does not matter
+def _lid(text: str) -> int:
+    """The 64-bit integer id of a label text (first 8 bytes of its sha256, little-endian)."""
+    v = _LABEL_IDS.get(text)
+    if v is None:
+        v = int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "little")
+        if len(_LABEL_IDS) < 1 << 16:  # predicates are few; a bound against odd corpora
+            _LABEL_IDS[text] = v
+    return v
+
+
+_LABEL_IDS: dict[str, int] = {}
+_ATOM_IDS: dict[bool, dict[str, int]] = {True: {}, False: {}}
+"""predicate -> the id of an atom node's label, for asserted relations (True) and states."""
+
+
+def _atom_id(pred: str, asserted: bool) -> int:
+    v = _lid(f"A:{pred}:{'rel' if asserted else 'state'}")
+    table = _ATOM_IDS[asserted]
+    if len(table) < 1 << 16:
+        table[pred] = v
+    return v
+
+# edge kinds: 0 .. 63 an argument position (a signature has at most 16) (atom -> role, seen back as in<i>), then one
+# per causal edge type and sign (cause -> effect)
+_N_POS = 64
+_EDGE_KIND = {(t, s): _N_POS + 2 * i + (s < 0) for i, t in enumerate(
+    ("causes", "prevents", "enables", "masks", "delays")) for s in (1, -1)}
+_FWD = np.array([_lid(f"arg{i}") for i in range(_N_POS)]
+                + [_lid(f"out:{t}:{'+' if s > 0 else '-'}") for (t, s) in _EDGE_KIND],
+                dtype=np.uint64)
+_BWD = np.array([_lid(f"in{i}") for i in range(_N_POS)]
+                + [_lid(f"in:{t}:{'+' if s > 0 else '-'}") for (t, s) in _EDGE_KIND],
+                dtype=np.uint64)
+_ROLE = _lid("R")
+_SALTS = np.array([[_lid(f"wl-v2|lane={lane}|round={r}") for r in range(17)]
+                   for lane in (0, 1)], dtype=np.uint64)
+_SELF = np.uint64(_lid("wl-v2|self"))
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """A fixed-width 64-bit hash of each element (the splitmix64 finaliser; in place)."""
+    x ^= x >> np.uint64(30)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return x
+
+
+def _wl_many(sigs: Sequence[Signature], gs: Sequence[_Parsed], depth: int) -> list[str]:
+    if not sigs:
+        return []
+    labels: list[int] = []
+    ends: list[int] = []  # flat triples (atom or cause node, role or effect node, edge kind)
+    starts: list[int] = []
+    kinds = _EDGE_KIND
+    rel_id, state_id = _ATOM_IDS[True], _ATOM_IDS[False]
+    for sig, g in zip(sigs, gs, strict=True):
+        base = len(labels)
+        starts.append(base)
+        n_roles = len(sig.roles)
+        role_node = dict(zip(sig.roles, range(base, base + n_roles), strict=True))
+        labels += [_ROLE] * n_roles
+        atom_node: dict[_Key, int] = {}
+        for a in g.relations:  # distinct (a signature's relations are deduplicated)
+            i = atom_node[a] = len(labels)
+            pred, args = a
+            v = rel_id.get(pred)
+            labels.append(v if v is not None else _atom_id(pred, True))
+            for pos, tag in enumerate(args):
+                ends += (i, role_node[tag], pos)
+        chain_node = []  # graph node of each distinct causal atom (an asserted one is shared)
+        for a in g.nodes:
+            i = atom_node.get(a)
+            if i is None:
+                i = len(labels)
+                pred, args = a
+                v = state_id.get(pred)
+                labels.append(v if v is not None else _atom_id(pred, False))
+                for pos, tag in enumerate(args):
+                    ends += (i, role_node[tag], pos)
+            chain_node.append(i)
+        for src, dst, edge, sign in g.edges:
+            ends += (chain_node[src], chain_node[dst], kinds[edge, sign])
+    cur = np.array(labels, dtype=np.uint64)
+    e = np.array(ends, dtype=np.intp).reshape(-1, 3)
+    src = np.concatenate([e[:, 0], e[:, 1]])
+    dst = np.concatenate([e[:, 1], e[:, 0]])
+    elab = np.concatenate([_FWD[e[:, 2]], _BWD[e[:, 2]]])
+    first = np.array(starts, dtype=np.intp)
+    lanes = [np.zeros(len(sigs), dtype=np.uint64) for _ in range(2)]
+    for r in range(depth + 1):
+        if r:
+            pair = _mix(cur[dst] ^ elab)
+            acc = np.zeros(len(cur), dtype=np.uint64)
+            np.add.at(acc, src, pair)
+            own = _mix(cur ^ _SELF)
+            own += acc
+            cur = _mix(own)
+        for lane, out in enumerate(lanes):
+            out += np.add.reduceat(_mix(cur ^ _SALTS[lane, r]), first)
+    head = f"wl-v2|depth={depth}|"
+    return [hashlib.sha256(f"{head}{a:016x}{b:016x}".encode("ascii")).hexdigest()
+            for a, b in zip(lanes[0].tolist(), lanes[1].tolist(), strict=True)]
+
+
+def _wl_v1(sig: Signature, depth: int = FINGERPRINT_DEPTH) -> str:
+    """Version 1 of :func:`wl_fingerprint` (sha256 over the sorted label strings of every
+    round): kept only so that a store's migration can tell the fingerprints this library
+    computed (replaced by version 2) from fingerprints a caller supplied (kept)."""
+    g = _parse(sig)
     role_node = {tag: i for i, tag in enumerate(sorted(sig.roles))}
     labels: list[str] = ["R"] * len(role_node)
-    # adjacency: (edge label with the '>' that joins it to the neighbour's label, neighbour)
     adj: list[list[tuple[str, int]]] = [[] for _ in labels]
     relations = set(g.relations)
     atom_node: dict[_Key, int] = {}
@@ -318,8 +442,8 @@ def _wl(sig: Signature, g: _Parsed, depth: int) -> str:
             adj.append(mine)
             for pos, tag in enumerate(a[1]):
                 r = role_node[tag]
-                mine.append((_ARG[pos] if pos < 64 else f"arg{pos}>", r))
-                adj[r].append((_IN[pos] if pos < 64 else f"in{pos}>", i))
+                mine.append((f"arg{pos}>", r))
+                adj[r].append((f"in{pos}>", i))
         return i
 
     for a in g.relations:
@@ -329,15 +453,13 @@ def _wl(sig: Signature, g: _Parsed, depth: int) -> str:
         lab = f"{edge}:{'+' if sign > 0 else '-'}>"
         adj[c].append(("out:" + lab, f))
         adj[f].append(("in:" + lab, c))
-
     every = ["0|" + x for x in labels]
     cur = labels
-    h = _h
     for it in range(1, depth + 1):
-        cur = [h(cur[i] + "|" + ";".join(sorted([el + cur[j] for el, j in nb])))
+        cur = [hashlib.sha256((cur[i] + "|" + ";".join(sorted([el + cur[j] for el, j in nb])))
+                              .encode("utf-8")).hexdigest()[:20]
                for i, nb in enumerate(adj)]
-        pre = f"{it}|"
-        every.extend([pre + x for x in cur])
+        every.extend([f"{it}|" + x for x in cur])
     every.sort()
     return hashlib.sha256(
         (f"wl-v1|depth={depth}\n" + "\n".join(every)).encode("utf-8")).hexdigest()
@@ -345,11 +467,18 @@ def _wl(sig: Signature, g: _Parsed, depth: int) -> str:
 
 def extract_features(sig: Signature, depth: int = FINGERPRINT_DEPTH) -> EpisodeFeatures:
     """Content counts and WL fingerprint of ``sig`` (the signature is walked once for both)."""
-    if not isinstance(depth, int) or isinstance(depth, bool) or not 0 <= depth <= 16:
-        raise ValueError(f"depth must be an integer from 0 to 16, got {depth!r}")
-    g = _parse(sig)
-    return EpisodeFeatures(content=_content(g), fingerprint=_wl(sig, g, depth),
-                           fingerprint_depth=depth)
+    return extract_features_many([sig], depth)[0]
+
+
+def extract_features_many(sigs: Sequence[Signature], depth: int = FINGERPRINT_DEPTH
+                          ) -> list[EpisodeFeatures]:
+    """:func:`extract_features` of each of ``sigs`` (their fingerprints in one vectorised
+    pass)."""
+    _check_depth(depth)
+    gs = [_parse(s) for s in sigs]
+    fps = _wl_many(sigs, gs, depth)
+    return [EpisodeFeatures(content=_content(g), fingerprint=fp, fingerprint_depth=depth)
+            for g, fp in zip(gs, fps, strict=True)]
 
 
 _WORD = re.compile(r"[a-z0-9]+")

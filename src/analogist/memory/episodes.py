@@ -26,11 +26,13 @@ from analogist.memory.records import (
     StoredEpisode,
     StoreError,
     _at,
+    _embedding_rows,
     _limit,
     _namespace,
     _prepare,
+    _prepare_many,
     _Prepared,
-    _with_embeddings,
+    _validated,
 )
 from analogist.signature import Signature, loads_signature
 
@@ -194,13 +196,14 @@ class Episodes:
             raise StoreError(f"batch_size must be a positive integer, got {batch_size!r}",
                              field="batch_size")
         ids: list[int] = []
-        batch: list[tuple[int, _Prepared]] = []
+        # (record index, validated signature, its embedding rows); features at the flush
+        batch: list[tuple[int, Signature, builtins.list[tuple[str, str, bytes]]]] = []
 
         def flush() -> None:
             if not batch:
                 return
             now = self._clock().isoformat()
-            prepared = [p for _i, p in batch]
+            prepared = _prepare_many([(sig, rows) for _i, sig, rows in batch])
             with self._tx():
                 try:
                     self._first_stored(prepared, ns)
@@ -216,18 +219,17 @@ class Episodes:
         with _collector_paused():
             for i, rec in enumerate(sigs):
                 try:
-                    p = _prepare(rec)
-                    if embed is not None:
-                        p = _with_embeddings(p, embed(p.sig))
+                    sig = _validated(rec)
+                    rows = _embedding_rows(embed(sig)) if embed is not None else []
                 except AnalogistError as e:
                     raise _at(e, i) from None
-                first = seen.get(p.sig.episode_id)
+                first = seen.get(sig.episode_id)
                 if first is not None:
                     raise DuplicateEpisodeError(
-                        f"record {i}: episode {p.sig.episode_id!r} repeats record {first}",
+                        f"record {i}: episode {sig.episode_id!r} repeats record {first}",
                         field=f"records[{i}].episode_id")
-                seen[p.sig.episode_id] = i
-                batch.append((i, p))
+                seen[sig.episode_id] = i
+                batch.append((i, sig, rows))
                 if len(batch) >= batch_size:
                     flush()
             flush()

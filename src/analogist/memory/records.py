@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -16,7 +16,12 @@ from typing import Any
 import numpy as np
 
 from analogist.errors import AnalogistError, SignatureError
-from analogist.index.features import EpisodeFeatures, extract_features, surface_tokens
+from analogist.index.features import (
+    EpisodeFeatures,
+    extract_features,
+    extract_features_many,
+    surface_tokens,
+)
 from analogist.signature import MAX_TEXT, Signature, validate_signature
 
 
@@ -189,24 +194,34 @@ encoder per call."""
 
 def _prepare(record: Any, features: Any = None, embeddings: Any = None) -> _Prepared:
     sig = _validated(record)
-    if features is None:  # extract_features gives float counts with their keys sorted
-        feats = extract_features(sig)
-        counts = _COMPACT.encode(feats.content)
-    else:
-        feats = _check_features(features)
-        counts = _COMPACT.encode({k: float(v) for k, v in sorted(feats.content.items())})
-    vectors: list[tuple[str, str, bytes | str]] = [("content", "json-counts", counts)]
-    vectors.extend(_embedding_rows(embeddings))
+    if features is None:
+        return _assemble(sig, extract_features(sig), _embedding_rows(embeddings))
+    feats = _check_features(features)
+    return _assemble(sig, feats, _embedding_rows(embeddings),
+                     {k: float(v) for k, v in sorted(feats.content.items())})
+
+
+def _prepare_many(items: Sequence[tuple[Signature, list[tuple[str, str, bytes]]]]
+                  ) -> list[_Prepared]:
+    """Prepared records of validated signatures with their checked embedding rows, the
+    features of all of them computed in one pass (:func:`extract_features_many`)."""
+    feats = extract_features_many([sig for sig, _rows in items])
+    return [_assemble(sig, f, rows) for (sig, rows), f in zip(items, feats, strict=True)]
+
+
+def _assemble(sig: Signature, feats: EpisodeFeatures, embedding_rows: list[tuple[str, str, bytes]],
+              content: dict[str, float] | None = None) -> _Prepared:
+    """The rows of a validated signature with checked features and embedding rows; ``content``:
+    the counts as written (float counts, keys sorted: what extract_features gives, the
+    default)."""
+    if content is None:
+        content = feats.content
+    vectors: list[tuple[str, str, bytes | str]] = [("content", "json-counts",
+                                                    _COMPACT.encode(content))]
+    vectors.extend(embedding_rows)
     # compact canonical JSON: one encode call (the pretty text is for people, not for the store)
     text = _COMPACT.encode(sig.to_data())
     return _Prepared(sig, text, feats, tuple(vectors), " ".join(sorted(surface_tokens(sig))))
-
-
-def _with_embeddings(p: _Prepared, embeddings: Any) -> _Prepared:
-    """``p`` with the vectors of ``embeddings`` beside its content counts (its signature is
-    already validated)."""
-    return _Prepared(p.sig, p.text, p.features, (p.vectors[0], *_embedding_rows(embeddings)),
-                     p.surface)
 
 
 MAX_ID = 2 ** 63 - 1

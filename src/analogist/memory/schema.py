@@ -1,7 +1,7 @@
 """The store's tables and their forward-only migrations (DDL: SQLite's dialect;
 ``memory/postgres.py`` translates it).
 
-Tables (schema version 5; versions 2 to 5 add the columns and tables marked "v2" ... "v5")
+Tables (schema version 6; versions 2 to 5 add the columns and tables marked "v2" ... "v5")
 ---------------------------------------------------------------------------------------
 * ``schema_version(version, applied_at, description)`` — one row per applied migration;
 * ``signatures(id, namespace, episode_id, kind, json, source_hash, created_at, superseded_by,
@@ -39,7 +39,9 @@ Tables (schema version 5; versions 2 to 5 add the columns and tables marked "v2"
 
 * v4: ``analogy_outcomes(id, namespace, created_at, log_id, used, outcome, ledger_id, note)``;
 * v5: ``namespace`` on ``sig_relations``, ``sig_vectors`` and ``sig_fingerprint`` (the episode's
-  namespace, so that the four episode tables can be partitioned by namespace; reads join on it).
+  namespace, so that the four episode tables can be partitioned by namespace; reads join on it);
+* v6: no table changes: the stored fingerprints move to version 2 of the WL fingerprint
+  (:func:`_refingerprint`).
 
 Every child row references ``signatures`` with ``ON DELETE CASCADE``;
 :meth:`~analogist.memory.sqlite.Memory.delete` also removes them (and clears ``superseded_by``
@@ -49,8 +51,59 @@ partitions.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from typing import Any
+
+from analogist.errors import AnalogistError
+from analogist.index.features import _wl_v1, wl_fingerprints
+from analogist.signature import validate_signature
+
+_CHUNK = 2000
+
+
+def _refingerprint(c: Any) -> None:
+    """v6: every fingerprint this library computed at version 1 (string labels) replaced by
+    version 2 of :func:`~analogist.index.features.wl_fingerprint`, which queries now compute
+    (so that exact-shape matches keep matching). A stored fingerprint that is not the version-1
+    fingerprint of its episode was supplied by the caller and stays; an episode whose stored
+    JSON no longer validates keeps its row as it is. Every namespace's ``generation`` and
+    ``rewrites`` are bumped, so that a saved stage-1 index (which holds fingerprint codes) is
+    rebuilt, not reused. Reads in chunks of ids, all inside the migration's transaction."""
+    top = c.execute("SELECT COALESCE(MAX(signature_id), 0) FROM sig_fingerprint").fetchone()[0]
+    changed = 0
+    for lo in range(0, int(top), _CHUNK):
+        rows = c.execute(
+            "SELECT f.signature_id, f.depth, f.fingerprint, s.json FROM sig_fingerprint f "
+            "JOIN signatures s ON s.id = f.signature_id WHERE f.signature_id > ? "
+            "AND f.signature_id <= ? ORDER BY f.signature_id, f.depth",
+            (lo, lo + _CHUNK)).fetchall()
+        by_depth: dict[int, list[tuple[int, Any]]] = {}
+        for sid, depth, fp, text in rows:
+            try:
+                sig = validate_signature(json.loads(text))
+            except (AnalogistError, ValueError, RecursionError):
+                continue  # not readable as a signature: left as it is
+            if not (isinstance(depth, int) and 0 <= depth <= 16) or fp != _wl_v1(sig, depth):
+                continue
+            by_depth.setdefault(depth, []).append((sid, sig))
+        for depth, items in by_depth.items():
+            new = wl_fingerprints([sig for _sid, sig in items], depth)
+            c.executemany("UPDATE sig_fingerprint SET fingerprint = ? WHERE signature_id = ? "
+                          "AND depth = ?",
+                          [(fp, sid, depth) for (sid, _sig), fp in zip(items, new, strict=True)])
+            changed += len(items)
+    if changed:
+        c.execute("UPDATE namespace_state SET generation = generation + 1, "
+                  "rewrites = rewrites + 1")
+
+
+Step = str | Callable[[Any], None]
+"""A migration step: one SQL statement, or a function of the connection (data migrations that
+SQL cannot express; the same code on SQLite and PostgreSQL)."""
+
 # -- schema --------------------------------------------------------------------------------
-MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
+MIGRATIONS: list[tuple[int, str, tuple[Step, ...]]] = [
     (1, "signatures, relations, vectors, fingerprints, schemas, vocab, analogy log", (
         """CREATE TABLE signatures (
             id INTEGER PRIMARY KEY,
@@ -242,6 +295,9 @@ MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
             f"UPDATE {table} SET namespace = (SELECT s.namespace FROM signatures s "
             f"WHERE s.id = {table}.signature_id)",
         )),
+    )),
+    (6, "WL fingerprints version 2 (interned integer labels, 64-bit hashes)", (
+        _refingerprint,
     )),
 ]
 """Forward-only migrations: (version, description, statements). Never edit a released entry;

@@ -170,8 +170,11 @@ class Memory(Episodes, RetrievalReads, Logs, PlanTables, SchemasVocabulary, Serv
             for version, description, statements in MIGRATIONS:
                 if version <= current:
                     continue
-                for stmt in statements:
-                    c.execute(stmt)
+                for stmt in statements:  # SQL, or a data migration (a function)
+                    if callable(stmt):
+                        stmt(c)
+                    else:
+                        c.execute(stmt)
                 c.execute("INSERT INTO schema_version(version, applied_at, description) "
                           "VALUES (?, ?, ?)", (version, self._clock().isoformat(), description))
         self._version = self.schema_version()
