@@ -35,11 +35,16 @@ Concurrency: handlers run in the server's thread pool, off the event loop; each 
 own connection to the store (SQLite connections are per thread) and its own retriever per
 namespace. Finds, maps, foresight briefs and checks take one of a fixed number of slots (one per
 core by default) and wait in arrival order for one; when the queue is full they are refused
-with 503 and ``Retry-After`` (:mod:`analogist.service.admission`). Writes serialise on SQLite's
-write lock (``BEGIN IMMEDIATE``, 30 s busy timeout).
+with 503 and ``Retry-After`` (:mod:`analogist.service.admission`); no lock serialises checks or
+foresight (each thread has its own safeguard). Writes serialise on SQLite's write lock
+(``BEGIN IMMEDIATE``, 30 s busy timeout; a write that still finds it taken gets 503 and
+``Retry-After`` and changes nothing). ``serve(workers=N)`` runs N such servers as processes on
+one listening socket over the same store (:mod:`analogist.service.workers`).
 """
 
 import contextlib
+import os
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -81,6 +86,8 @@ DEFAULT_RATE = 600.0
 MAX_BULK = 1000
 MAX_ID = 2 ** 63 - 1
 """The largest integer id, offset or limit (SQLite's INTEGER range)."""
+WORKER_HEADER = "X-Analogist-Worker"
+"""The response header naming the worker process that answered (``serve --workers``)."""
 
 
 class ApiError(Exception):
@@ -214,8 +221,11 @@ class _Service:
     """The application layer plus what only a server has: keys, limits, metrics, jobs."""
 
     def __init__(self, app: Analogist, max_body: int, rate: float, job_workers: int,
-                 session_ttl: float, admission: Admission | None = None) -> None:
+                 session_ttl: float, admission: Admission | None = None,
+                 worker: tuple[int, int] | None = None) -> None:
         self.app = app
+        #: (index, count) of this worker process under ``serve --workers``, else None
+        self.worker = worker
         self.admission = admission or Admission()
         self.store_path = str(app.settings.store)
         self.max_body = max_body
@@ -276,7 +286,7 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
                rate_per_minute: float = DEFAULT_RATE, job_workers: int = 2,
                mount_viewer: bool = True, settings: Settings | None = None,
                session_ttl: float = DEFAULT_TTL, workers: int | None = None,
-               queue: int = 256) -> FastAPI:
+               queue: int = 256, worker: tuple[int, int] | None = None) -> FastAPI:
     """The FastAPI app over the store at ``store_path`` (created when missing).
 
     Args:
@@ -293,6 +303,9 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
         settings: the application settings (default: :meth:`Settings.from_env`); their store
             is replaced by ``store_path``.
         session_ttl: the life in seconds of a viewer sign-in (a session cookie).
+        worker: ``(index, count)`` when this app is one of ``count`` worker processes
+            (:mod:`analogist.service.workers`): every answer names the worker in an
+            ``X-Analogist-Worker`` header, and health and metrics report it.
     """
     if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int) \
             or max_body_bytes < 1:
@@ -302,7 +315,7 @@ def create_app(store_path: str | Path, *, max_body_bytes: int = DEFAULT_MAX_BODY
     domain = Analogist(settings)
     domain.memory().ensure_service_tables()      # create / migrate before serving
     svc = _Service(domain, max_body_bytes, float(rate_per_minute), job_workers, session_ttl,
-                   Admission(workers, queue))
+                   Admission(workers, queue), worker)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> Any:
@@ -393,6 +406,14 @@ def _install_errors(app: FastAPI) -> None:
             msgs.append(f"and {len(errs) - 5} more")
         return _err(422, "invalid_request", "; ".join(msgs), first_field)
 
+    @app.exception_handler(sqlite3.OperationalError)
+    async def _store_busy(_: Request, e: sqlite3.OperationalError) -> JSONResponse:
+        if "locked" in str(e) or "busy" in str(e):     # another writer held the lock too long
+            return _err(503, "busy", "the store is busy with other writes (the request "
+                        "changed nothing); retry in 1 s", None, {"Retry-After": "1"})
+        return _err(500, "internal", "internal error (OperationalError); the server log has "
+                    "the details", None)
+
     @app.exception_handler(Exception)
     async def _internal(_: Request, e: Exception) -> JSONResponse:  # a bug, never bad input
         return _err(500, "internal", f"internal error ({type(e).__name__}); the server log "
@@ -401,6 +422,9 @@ def _install_errors(app: FastAPI) -> None:
 
 def _install_middleware(app: FastAPI, svc: _Service, max_body_bytes: int) -> None:
     """Metrics and limits (pure ASGI middlewares; BodyLimit outermost)."""
+
+    worker = None if svc.worker is None else \
+        (WORKER_HEADER.lower().encode(), str(svc.worker[0]).encode())
 
     class _Timing:
         def __init__(self, app_: Any) -> None:
@@ -416,6 +440,8 @@ def _install_middleware(app: FastAPI, svc: _Service, max_body_bytes: int) -> Non
             async def send_(msg: dict) -> None:
                 if msg["type"] == "http.response.start":
                     status["code"] = msg["status"]
+                    if worker is not None:
+                        msg = {**msg, "headers": [*msg.get("headers", ()), worker]}
                 await send(msg)
 
             try:
@@ -506,19 +532,27 @@ def _sig_of(svc: _Service, ref: Ref, ns: str, field: str) -> Any:
 P = "/v1/ns/{namespace}"
 
 
+def _worker_json(svc: _Service) -> dict[str, Any]:
+    """``{"worker": {index, of, pid}}`` under ``serve --workers``, else nothing."""
+    if svc.worker is None:
+        return {}
+    return {"worker": {"index": svc.worker[0], "of": svc.worker[1], "pid": os.getpid()}}
+
+
 def _service_routes(app: FastAPI, svc: _Service, caller: Any) -> None:
     @app.get("/v1/health", tags=["service"], summary="Liveness and store check (no key).")
     def health() -> dict[str, Any]:
         m = svc.app.memory()
         return {"status": "ok", "schema_version": m.schema_version(),
-                "version": app.version}
+                "version": app.version, **_worker_json(svc)}
 
     @app.get("/v1/metrics", tags=["service"],
              summary="Request counts, errors and latency percentiles per route, over the "
                      "key's namespaces (an admin key: over all requests).")
     def metrics(key: Annotated[ApiKey, Depends(caller)]) -> dict[str, Any]:
         return {**svc.metrics.snapshot(None if key.admin else key.namespaces),
-                "heavy_lane": {**svc.admission.stats(), **svc.admission.counts()}}
+                "heavy_lane": {**svc.admission.stats(), **svc.admission.counts()},
+                **_worker_json(svc)}
 
     @app.get("/v1/whoami", tags=["service"], summary="The calling key's name and namespaces.")
     def whoami(key: Annotated[ApiKey, Depends(caller)]) -> dict[str, Any]:
@@ -804,9 +838,26 @@ def _mount_viewer(app: FastAPI, svc: _Service, caller: Any) -> None:
 
 def serve(store_path: str | Path, *, host: str = "127.0.0.1", port: int = 8765,
           max_body_bytes: int = DEFAULT_MAX_BODY, rate_per_minute: float = DEFAULT_RATE,
-          log_level: str = "warning") -> None:
-    """``analogist serve``: run the app with uvicorn until interrupted."""
-    import uvicorn  # the ASGI server, only for serving
+          log_level: str = "warning", workers: int | str = 1) -> int:
+    """``analogist serve``: run the app with uvicorn until interrupted; with ``workers`` > 1
+    (or ``"auto"``: one per core), as that many worker processes over one listening socket
+    (:mod:`analogist.service.workers`). Returns the exit status."""
+    # lazy: the ASGI server and the process supervisor, only for serving
+    import uvicorn
 
-    app = create_app(store_path, max_body_bytes=max_body_bytes, rate_per_minute=rate_per_minute)
-    uvicorn.run(app, host=host, port=port, log_level=log_level)
+    from analogist.service.workers import ServeOptions, Supervisor, parse_workers
+
+    count = parse_workers(workers)
+    if count == 1:
+        app = create_app(store_path, max_body_bytes=max_body_bytes,
+                         rate_per_minute=rate_per_minute)
+        uvicorn.run(app, host=host, port=port, log_level=log_level)
+        return 0
+    opts = ServeOptions(str(store_path), host, port, max_body_bytes, float(rate_per_minute),
+                        log_level)
+
+    def prepare() -> None:          # create / migrate the store once, before any worker
+        with Analogist(Settings.from_env(store=str(store_path))) as a:
+            a.memory().ensure_service_tables()
+
+    return Supervisor(opts, count, create_app, prepare=prepare).run()

@@ -26,18 +26,26 @@ def serve_command(
                                  help="Largest request body in bytes (413 above)."),
     rate: float = typer.Option(600.0, "--rate", help="Requests per minute per API key (429 "
                                                      "above); 0 turns the limit off."),
+    workers: str = typer.Option("1", "--workers", help="Worker processes serving the store "
+                                "on the one port (1 to 64), or 'auto' for one per core; each "
+                                "keeps its own metrics, rate limits and heavy-request lane."),
 ) -> None:
     """Serve the HTTP API (OpenAPI at /docs) over the store; keys from 'analogist keys add'."""
     # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.server import serve
+    from analogist.service.workers import parse_workers
 
     try:
+        count = parse_workers(workers)
         path = store or default_store_path()
-        typer.echo(f"analogist API on http://{host}:{port} (store {path}; docs at /docs)",
-                   err=True)
-        serve(path, host=host, port=port, max_body_bytes=max_body, rate_per_minute=rate)
+        typer.echo(f"analogist API on http://{host}:{port} (store {path}; docs at /docs"
+                   f"{f'; {count} workers' if count > 1 else ''})", err=True)
+        status = serve(path, host=host, port=port, max_body_bytes=max_body,
+                       rate_per_minute=rate, workers=count)
     except AnalogistError as e:
         _fail(str(e))
+    if status:
+        raise typer.Exit(status)
 
 
 keys_app = typer.Typer(help="API keys of the HTTP API (hashed at rest, bound to namespaces).",
