@@ -151,7 +151,10 @@ Modules: the stages live beside this one as mixins of :class:`DeterministicEncod
 :mod:`~analogist.encode.causal` (stage 3), :mod:`~analogist.encode.roles` (4),
 :mod:`~analogist.encode.relations` (5), :mod:`~analogist.encode.levels` (6–7); the word lists in
 :mod:`~analogist.encode.lexicon`, the parameters in :mod:`~analogist.encode.params`. This module
-keeps the entry point (:meth:`DeterministicEncoder.encode`) and assembles the signature.
+keeps the entry point (:meth:`DeterministicEncoder.encode`), a short run of named stages —
+``_read`` (clauses, links, holders), ``_cast`` (roles), ``_type_clauses``, ``_relation_atoms``,
+``_chain``, ``_state_atoms``, ``_levels``, ``_kind``, ``_confidence``, ``_assemble`` — over two
+per-text records (``_Reading``, ``_Cast``).
 
 Departures from a full reading: no coreference beyond the recency heuristic, no event nominals
 beyond the bundled attribute names, one atom per clause (first subject × first object) for edges,
@@ -162,14 +165,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from analogist.encode.base import EncodeResult, check_episode_text, source_hash
+from analogist.encode.base import EncodeResult, Triple, check_episode_text, source_hash
 from analogist.encode.causal import _CausalReader
-from analogist.encode.clauses import _Clause, _ClauseReader, _Mention, _Node, _Typed
+from analogist.encode.clauses import _Clause, _ClauseReader, _Link, _Mention, _Node, _Typed
 from analogist.encode.levels import _LevelWriter
 from analogist.encode.lexicon import _FAILURE_CUES, _FIX_CUES
 from analogist.encode.params import EncodeError, EncoderParams
@@ -260,10 +264,46 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
     # -- encode ----------------------------------------------------------------------------------
     def encode(self, text: str, *, episode_id: str | None = None, domain: str | None = None,
                kind: str | None = None, source: str | None = None) -> EncodeResult:
-        """Encode one episode's text into a draft signature (see the module docstring)."""
+        """Encode one episode's text into a draft signature (see the module docstring).
+
+        The stages, in order: :meth:`_read` (clauses, causal links, state holders),
+        :meth:`_cast` (roles), :meth:`_fix_operator`, :meth:`_type_clauses` (relation typing),
+        :meth:`_relation_atoms`, :meth:`_chain` (causal edges over atoms), :meth:`_state_atoms`
+        (vocabulary states outside edges), :meth:`_levels`, :func:`_kind`, :meth:`_confidence`,
+        and :meth:`_assemble` (the validated signature)."""
         norm = self._check(text, source)
-        p = self.params
         notes: list[str] = []
+        rd = self._read(norm)
+        cast = self._cast(rd, notes, source)
+        fix_operator, fix_spans = self._fix_operator(rd.sents, rd.fix_at, cast.tags,
+                                                     cast.mentions)
+        typed, arity_of = self._type_clauses(rd)
+        proposed: dict[str, str] = {}
+        relations = self._relation_atoms(rd, typed, cast.tags, proposed)
+        chain, link_recs, state_arity = self._chain(rd, typed, cast.tags, arity_of, proposed,
+                                                    notes)
+        relations.extend(self._state_atoms(rd, typed, cast.tags, state_arity))
+        rel_sorted = sorted({tuple(r) for r in relations})
+        levels = self._levels(rd, cast.tags, fix_spans, chain, rel_sorted, proposed, notes)
+        kind = _kind(norm, kind)
+        conf = self._confidence(rd, typed, chain)
+        sig = self._assemble(text, rd, cast, rel_sorted, chain, fix_operator, levels,
+                             episode_id=episode_id, domain=domain, kind=kind, source=source)
+        notes.append("provenance time is left unset so that the same text gives byte-identical "
+                     "output")
+        if not chain:
+            notes.append("no causal link found")
+        return EncodeResult(signature=sig, writer="deterministic", confidence=conf,
+                            proposed_terms=dict(sorted(proposed.items())), triples=rd.triples,
+                            links=link_recs, notes=notes)
+
+    # -- stages 2-3: clauses, causal links, state holders -----------------------------------------
+    def _read(self, norm: str) -> _Reading:
+        """Parse ``norm``; read its clauses and triples, set fix sentences aside, read the causal
+        links, and keep the *live* clauses — those not consumed as parts of state phrases ("the
+        board *being* unchecked", "the *staleness* of the board"), whose state-noun arguments
+        stand for their holders ("trouble in the pump spreads to the tank" → the pump spreads to
+        the tank)."""
         doc = self.nlp(norm)
         sents = list(doc.sents)
         all_clauses = self._clauses(doc)
@@ -275,45 +315,24 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
         consumed: set[int] = set()
         links = self._links(doc, clauses, consumed)
         cl = {c.idx: c for c in clauses}
-        # clauses and mentions read as parts of state phrases ("the board *being* unchecked",
-        # "the *staleness* of the board") are no entities and no relations of their own
         live = [c for c in clauses if c.tok not in consumed]
-        # a state noun as a relation argument stands for its holder ("trouble in the pump
-        # spreads to the tank" → the pump spreads to the tank)
         for c in live:
             c.subjects = [self._as_holder(doc, m, consumed) for m in c.subjects]
             c.objects = [self._as_holder(doc, m, consumed) for m in c.objects]
+        return _Reading(norm=norm, doc=doc, sents=sents, triples=triples, fix_at=fix_at,
+                        clauses=clauses, cl=cl, links=links, consumed=consumed, live=live)
 
-        # -- roles
-        self._split_heads([*(m for c in live for m in (*c.subjects, *c.objects, *c.sources)),
-                           *(nd.mention for lk in links for nd in (lk.cause, lk.effect)
+    # -- stage 4: roles ---------------------------------------------------------------------------
+    def _cast(self, rd: _Reading, notes: list[str], source: str | None) -> _Cast:
+        """The roles: mentions grouped into entities (:meth:`_split_heads`), ranked by salience,
+        the ``max_roles`` most salient kept (a note when some are dropped) and tagged
+        (:func:`_role_tags`); each role described by its most frequent phrase."""
+        p = self.params
+        self._split_heads([*(m for c in rd.live for m in (*c.subjects, *c.objects, *c.sources)),
+                           *(nd.mention for lk in rd.links for nd in (lk.cause, lk.effect)
                              if nd.mention is not None)],
-                          [[*c.subjects, *c.objects, *c.sources] for c in live])
-        mentions: dict[str, Counter[str]] = {}
-        first: dict[str, int] = {}
-        salience: Counter[str] = Counter()
-
-        def see(m: _Mention, weight: int) -> None:
-            mentions.setdefault(m.head, Counter())[m.phrase] += 1 if not m.resolved else 0
-            first.setdefault(m.head, m.tok)
-            salience[m.head] += weight
-
-        for c in live:
-            for m in (*c.subjects, *c.objects, *c.sources):
-                if m.tok not in consumed:
-                    see(m, 1)
-        for lk in links:
-            for nd in (lk.cause, lk.effect):
-                if nd.mention is not None:
-                    see(nd.mention, p.edge_weight)
-                elif nd.clause is not None:
-                    cc = cl[nd.clause]
-                    for m in (*cc.subjects[:1], *cc.objects[:1]):
-                        salience[m.head] += p.edge_weight
-        if not mentions:
-            for t in doc:
-                if t.pos_ in ("NOUN", "PROPN"):
-                    see(self._mention(t), 1)
+                          [[*c.subjects, *c.objects, *c.sources] for c in rd.live])
+        mentions, first, salience = self._salience(rd)
         if not mentions:
             raise EncodeError("found no entity (noun phrase) to make a role from; expected "
                               "sentences about things that act or are acted on",
@@ -323,37 +342,59 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
         if len(ranked) > p.max_roles:
             notes.append(f"kept the {p.max_roles} most salient of {len(ranked)} entities as "
                          f"roles; atoms over the others were dropped")
-        tags: dict[str, str] = {}
-        used: set[str] = set()
-        for i, h in enumerate(sorted(kept, key=lambda h: (first[h], h)), 1):
-            if p.tag_style == "neutral":
-                tags[h] = f"R{i}"
-                continue
-            base = re.sub(r"[^A-Za-z0-9]", "", h.split("|")[0].upper())
-            if not base or not base[0].isalpha():
-                base = "R" + base
-            base = base[:p.max_tag_chars]
-            tag = base
-            n = 2
-            while tag in used:
-                tag = f"{base[:p.max_tag_chars - len(str(n))]}{n}"
-                n += 1
-            used.add(tag)
-            tags[h] = tag
+        order = sorted(kept, key=lambda h: (first[h], h))
+        tags = _role_tags(order, p)
         roles: dict[str, str] = {}
         entities: list[str] = []
-        for h in sorted(kept, key=lambda h: (first[h], h)):
+        for h in order:
             phrases = mentions[h]
             desc = max(phrases, key=lambda ph: (phrases[ph], -len(ph))) if phrases and \
                 max(phrases.values()) > 0 else h
             roles[tags[h]] = desc[:200]
             entities.extend(ph for ph in phrases if phrases[ph] > 0 and ph not in entities)
+        return _Cast(mentions=mentions, tags=tags, roles=roles, entities=entities)
 
-        fix_operator, fix_spans = self._fix_operator(sents, fix_at, tags, mentions)
+    def _salience(self, rd: _Reading
+                  ) -> tuple[dict[str, Counter[str]], dict[str, int], Counter[str]]:
+        """Per entity head: its phrases (counted, resolved pronouns counted 0), its first token,
+        and its salience — one per argument of a live clause, ``edge_weight`` per end of a
+        causal link. With no clause argument at all, every noun of the text is a mention."""
+        p = self.params
+        mentions: dict[str, Counter[str]] = {}
+        first: dict[str, int] = {}
+        salience: Counter[str] = Counter()
 
-        # -- typing
+        def see(m: _Mention, weight: int) -> None:
+            mentions.setdefault(m.head, Counter())[m.phrase] += 1 if not m.resolved else 0
+            first.setdefault(m.head, m.tok)
+            salience[m.head] += weight
+
+        for c in rd.live:
+            for m in (*c.subjects, *c.objects, *c.sources):
+                if m.tok not in rd.consumed:
+                    see(m, 1)
+        for lk in rd.links:
+            for nd in (lk.cause, lk.effect):
+                if nd.mention is not None:
+                    see(nd.mention, p.edge_weight)
+                elif nd.clause is not None:
+                    cc = rd.cl[nd.clause]
+                    for m in (*cc.subjects[:1], *cc.objects[:1]):
+                        salience[m.head] += p.edge_weight
+        if not mentions:
+            for t in rd.doc:
+                if t.pos_ in ("NOUN", "PROPN"):
+                    see(self._mention(t), 1)
+        return mentions, first, salience
+
+    # -- stage 5: typing --------------------------------------------------------------------------
+    def _type_clauses(self, rd: _Reading) -> tuple[dict[int, _Typed], dict[str, int]]:
+        """Type every live non-causal clause (clause idx → :class:`_Typed`): a binary pattern
+        for a clause with an object, a unary one for a state with a subject; the patterns are
+        embedded in one batch. A proposed name read with two arities gets a ``_state`` /
+        ``_rel`` suffix on its later reading. Returns the typings and each name's arity."""
         patterns: dict[int, tuple[int, str]] = {}
-        for c in live:
+        for c in rd.live:
             if c.causal is not None:
                 continue
             if c.objects:
@@ -368,9 +409,7 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
         cache: dict[str, _Typed] = {}
         typed: dict[int, _Typed] = {}
         for k, (ar, pat) in sorted(patterns.items()):
-            typed[k] = self._type(cl[k], ar, pat, cache, vecs.get(k))
-
-        # arity consistency of proposed names
+            typed[k] = self._type(rd.cl[k], ar, pat, cache, vecs.get(k))
         arity_of: dict[str, int] = {}
         for k in sorted(typed):
             t = typed[k]
@@ -379,39 +418,30 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
                            t.score, t.definition)
                 typed[k] = t
             arity_of[t.name] = t.arity
+        return typed, arity_of
 
-        def tag_of(m: _Mention | None) -> str | None:
-            return tags.get(m.head) if m is not None else None
-
-        proposed: dict[str, str] = {}
-
-        def clause_atom(c: _Clause) -> str | None:
-            t = typed.get(c.idx)
-            if t is None or not c.subjects:
-                return None
-            s = tag_of(c.subjects[0])
-            if s is None:
-                return None
-            if t.arity == 2:
-                o = next((tag_of(m) for m in c.objects if tag_of(m) not in (None, s)), None)
-                if o is None:
-                    return None
-                return f"{t.name}({s},{o})"
-            return f"{t.name}({s})"
-
+    # -- atoms ------------------------------------------------------------------------------------
+    def _relation_atoms(self, rd: _Reading, typed: dict[int, _Typed], tags: dict[str, str],
+                        proposed: dict[str, str]) -> list[list[str]]:
+        """The binary (and ternary) relation atoms of the live clauses over kept roles:
+        "A and B share C" → ``shares(A,B,C)``; "X copies Y from Z" → ``derives_from(Y,Z)`` and
+        ``produces(X,Y)``; else one atom per subject × object. Proposed names used are added to
+        ``proposed``."""
         relations: list[list[str]] = []
         shares = self.vocab.get("shares")
         derives = "derives_from"
         produces = self.vocab.get("produces")
-        for c in live:
+        consumed = rd.consumed
+        for c in rd.live:
             t = typed.get(c.idx)
             if t is None or t.arity != 2:
                 continue
             if c.lemma == "share" and shares is not None and shares.accepts_arity(3):
                 # "A and B share C": one ternary atom (the vocabulary's shares/3)
                 st = list(dict.fromkeys(tg for m in c.subjects if m.tok not in consumed
-                                        and (tg := tag_of(m))))
-                ot = next((tag_of(m) for m in c.objects if tag_of(m) not in (None, *st)), None)
+                                        and (tg := _tag_of(tags, m))))
+                ot = next((_tag_of(tags, m) for m in c.objects
+                           if _tag_of(tags, m) not in (None, *st)), None)
                 if len(st) >= 2 and ot is not None:
                     relations.append([shares.name, st[0], st[1], ot])
                     continue
@@ -420,40 +450,41 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
                 # the schedule, and the office produces it
                 pairs = [(om, src) for om in c.objects for src in c.sources]
                 for om, src in pairs:
-                    o, f = tag_of(om), tag_of(src)
+                    o, f = _tag_of(tags, om), _tag_of(tags, src)
                     if o and f and o != f and om.tok not in consumed:
                         relations.append([derives, o, f])
                         for sm in c.subjects:
-                            s = tag_of(sm)
+                            s = _tag_of(tags, sm)
                             if s and s not in (o, f) and produces is not None:
                                 relations.append([produces.name, s, o])
-                if any(tag_of(om) and tag_of(src) for om, src in pairs):
+                if any(_tag_of(tags, om) and _tag_of(tags, src) for om, src in pairs):
                     continue
             for sm in c.subjects:
                 for om in c.objects:
                     if sm.tok in consumed or om.tok in consumed:
                         continue
-                    s, o = tag_of(sm), tag_of(om)
+                    s, o = _tag_of(tags, sm), _tag_of(tags, om)
                     if s and o and s != o:
                         relations.append([t.name, s, o])
                         if t.proposed:
                             proposed[t.name] = t.definition
+        return relations
 
-        def node_atom(nd: _Node) -> str | None:
-            if nd.clause is not None:
-                return clause_atom(cl[nd.clause])
-            tg = tag_of(nd.mention)
-            if tg is None or nd.state is None:
-                return None
-            return f"{nd.state}({tg})"
-
+    def _chain(self, rd: _Reading, typed: dict[int, _Typed], tags: dict[str, str],
+               arity_of: dict[str, int], proposed: dict[str, str], notes: list[str]
+               ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, int]]:
+        """The causal chain: each link whose two ends are atoms over kept roles (distinct, of a
+        consistent arity per predicate, not repeating an edge), with its ``links`` record; a note
+        counts the dropped links. Returns the chain, the records and the arity of every
+        predicate used so far (relations and edge ends)."""
         state_pred_arity: dict[str, int] = dict(arity_of)
         chain: list[dict[str, Any]] = []
         link_recs: list[dict[str, Any]] = []
         seen_edges: set[tuple[str, str, str]] = set()
         dropped = 0
-        for lk in links:
-            a, b = node_atom(lk.cause), node_atom(lk.effect)
+        for lk in rd.links:
+            a = _node_atom(lk.cause, rd.cl, typed, tags)
+            b = _node_atom(lk.effect, rd.cl, typed, tags)
             if a is None or b is None or a == b:
                 dropped += 1
                 continue
@@ -477,33 +508,63 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
                           "status": lk.status})
             link_recs.append({"edge": f"{a} {lk.edge} {b}", "connective": lk.connective,
                               "sentence": lk.sent, "status": lk.status, "sign": lk.sign,
-                              "evidence": sents[lk.sent].text[:300]})
+                              "evidence": rd.sents[lk.sent].text[:300]})
         if dropped:
             notes.append(f"{dropped} causal link(s) dropped: an end had no atom over kept roles, "
                          f"or repeated another edge")
-        # a vocabulary state that appears in no edge ("the pump's motor burnt out" →
-        # failure(pump)) is kept as a unary relation, so two stories that share the state share
-        # structure; proposed states stay out (they name surface verbs)
-        in_edges = {nd.clause for lk in links for nd in (lk.cause, lk.effect)
+        return chain, link_recs, state_pred_arity
+
+    @staticmethod
+    def _state_atoms(rd: _Reading, typed: dict[int, _Typed], tags: dict[str, str],
+                     state_pred_arity: dict[str, int]) -> list[list[str]]:
+        """A vocabulary state that appears in no edge ("the pump's motor burnt out" →
+        failure(pump)) is kept as a unary relation, so two stories that share the state share
+        structure; proposed states stay out (they name surface verbs)."""
+        out: list[list[str]] = []
+        in_edges = {nd.clause for lk in rd.links for nd in (lk.cause, lk.effect)
                     if nd.clause is not None}
-        for c in live:
+        for c in rd.live:
             t = typed.get(c.idx)
             if t is None or t.arity != 1 or t.proposed or c.idx in in_edges:
                 continue
-            at = clause_atom(c)
+            at = _clause_atom(c, typed, tags)
             if at is not None and state_pred_arity.setdefault(t.name, 1) == 1:
-                relations.append([t.name, at[at.index("(") + 1:-1]])
+                out.append([t.name, at[at.index("(") + 1:-1]])
+        return out
 
-        # -- levels
+    # -- stage 6: levels --------------------------------------------------------------------------
+    def _levels(self, rd: _Reading, tags: dict[str, str],
+                fix_spans: dict[int, list[tuple[int, int, str]]], chain: list[dict[str, Any]],
+                rel_sorted: list[tuple[str, ...]], proposed: dict[str, str],
+                notes: list[str]) -> Levels:
+        """L0 (the clipped text, a note when clipped), L1 (:meth:`_l1_sentences`, clipped), L2
+        (atoms and edges, proposed names marked ``?``) and L3 (:meth:`_principle`)."""
+        p = self.params
+        sents = rd.sents
         l0, cut = self._clip_sentences([s.text for s in sents], p.max_level_chars)
         if cut:
             notes.append(f"L0/L1 hold the first {cut} sentence(s) within {p.max_level_chars} "
                          f"characters of {len(sents)}")
-        l1_sents = []
+        l1, _ = self._clip_sentences(self._l1_sentences(rd, tags, fix_spans), p.max_level_chars)
+        parts = [_mark(f"{r[0]}({','.join(r[1:])})", proposed) for r in rel_sorted]
+        for e in chain:
+            neg = "not " if e["sign"] == -1 else ""
+            parts.append(f"{_mark(e['cause'], proposed)} {neg}{e['edge']} "
+                         f"{_mark(e['effect'], proposed)}")
+        l2 = "; ".join(parts)[:p.max_level_chars] or None
+        l3 = self._principle(chain, rel_sorted, proposed)
+        return Levels(L0=l0 or None, L1=l1 or None, L2=l2, L3=l3)
+
+    @staticmethod
+    def _l1_sentences(rd: _Reading, tags: dict[str, str],
+                      fix_spans: dict[int, list[tuple[int, int, str]]]) -> list[str]:
+        """Each sentence with its role mentions (clause arguments, and the fix operator's
+        spans) replaced by the role tags, leftmost-longest first."""
+        norm, sents = rd.norm, rd.sents
         spans: dict[int, list[tuple[int, int, str]]] = {}
-        for c in clauses:
+        for c in rd.clauses:
             for m in (*c.subjects, *c.objects):
-                tg = tag_of(m)
+                tg = _tag_of(tags, m)
                 if tg is not None and norm[m.span[0]:m.span[1]].strip():
                     si = next((i for i, s in enumerate(sents)
                                if s.start_char <= m.span[0] < s.end_char), None)
@@ -511,6 +572,7 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
                         spans.setdefault(si, []).append((m.span[0], m.span[1], tg))
         for si, sp in fix_spans.items():
             spans.setdefault(si, []).extend(sp)
+        out_sents: list[str] = []
         for i, s in enumerate(sents):
             out, pos = [], s.start_char
             for a, b, tg in sorted(set(spans.get(i, [])), key=lambda x: (x[0], -x[1])):
@@ -520,68 +582,155 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
                 out.append(tg)
                 pos = b
             out.append(norm[pos:s.end_char])
-            l1_sents.append("".join(out))
-        l1, _ = self._clip_sentences(l1_sents, p.max_level_chars)
+            out_sents.append("".join(out))
+        return out_sents
 
-        def mark(atom: str) -> str:
-            nm = atom[:atom.index("(")]
-            return atom.replace(nm + "(", nm + "?(", 1) if nm in proposed else atom
-
-        rel_sorted = sorted({tuple(r) for r in relations})
-        parts = [mark(f"{r[0]}({','.join(r[1:])})") for r in rel_sorted]
-        for e in chain:
-            neg = "not " if e["sign"] == -1 else ""
-            parts.append(f"{mark(e['cause'])} {neg}{e['edge']} {mark(e['effect'])}")
-        l2 = "; ".join(parts)[:p.max_level_chars] or None
-        l3 = self._principle(chain, rel_sorted, proposed)
-
-        # -- kind
-        low_words = set(re.findall(r"[a-z]+", norm.lower()))
-        if kind is None:
-            if low_words & _FIX_CUES or "by adding" in norm.lower():
-                kind = "solution"
-            elif low_words & _FAILURE_CUES:
-                kind = "failure"
-            else:
-                kind = "event"
-
-        # -- confidence
-        n_sent = max(1, len(sents))
-        coverage = len({t.sentence for t in triples}) / n_sent
-        rel_typed = [typed[c.idx] for c in clauses if c.idx in typed and typed[c.idx].arity == 2]
+    # -- stages 9-10: confidence and the signature ------------------------------------------------
+    def _confidence(self, rd: _Reading, typed: dict[int, _Typed],
+                    chain: list[dict[str, Any]]) -> float:
+        """0.35·coverage + 0.25·typed + 0.15·margin + 0.25·observed (the weights are
+        :class:`EncoderParams`'), clamped to [0, 1] and rounded to 4 places."""
+        p = self.params
+        n_sent = max(1, len(rd.sents))
+        coverage = len({t.sentence for t in rd.triples}) / n_sent
+        rel_typed = [typed[c.idx] for c in rd.clauses
+                     if c.idx in typed and typed[c.idx].arity == 2]
         typed_share = (sum(1 for t in rel_typed if not t.proposed) / len(rel_typed)
                        if rel_typed else 0.0)
         vocab_typed = [t for t in typed.values() if not t.proposed]
         margin = (sum(t.score for t in vocab_typed) / len(vocab_typed)) if vocab_typed else 0.0
         observed = (sum(1 for e in chain if e["status"] == "observed") / len(chain)
                     if chain else p.no_edge_observed)
-        conf = round(min(1.0, max(0.0, p.w_coverage * coverage + p.w_typed * typed_share
+        return round(min(1.0, max(0.0, p.w_coverage * coverage + p.w_typed * typed_share
                                   + p.w_margin * margin + p.w_observed * observed)), 4)
 
+    @staticmethod
+    def _assemble(text: str, rd: _Reading, cast: _Cast, rel_sorted: list[tuple[str, ...]],
+                  chain: list[dict[str, Any]], fix_operator: str | None, levels: Levels, *,
+                  episode_id: str | None, domain: str | None, kind: str,
+                  source: str | None) -> Signature:
+        """The validated draft :class:`Signature` (a validation failure is an
+        :class:`EncodeError` naming ``source``); provenance time stays unset."""
         sh = source_hash(text)
         sig_data: dict[str, Any] = {
             "episode_id": episode_id or f"ep-{sh.split('-', 1)[1][:16]}",
             "kind": kind,
-            "roles": roles,
+            "roles": cast.roles,
             "relations": [list(r) for r in rel_sorted],
             "causal_chain": chain,
             "fix_operator": fix_operator,
-            "levels": Levels(L0=l0 or None, L1=l1 or None, L2=l2, L3=l3),
-            "surface": Surface(domain=domain, entities=entities[:256]),
+            "levels": levels,
+            "surface": Surface(domain=domain, entities=cast.entities[:256]),
             "provenance": Provenance(writer=WRITER, time=None, source_hash=sh,
                                      prompt_version=None),
         }
         try:
-            sig = Signature.model_validate(sig_data)
+            return Signature.model_validate(sig_data)
         except AnalogistError:
             raise
         except Exception as e:  # pydantic ValidationError: report as our error
             raise EncodeError(f"the draft signature does not validate: {e}"[:2000],
                               source=source or "<text>") from None
-        notes.append("provenance time is left unset so that the same text gives byte-identical "
-                     "output")
-        if not chain:
-            notes.append("no causal link found")
-        return EncodeResult(signature=sig, writer="deterministic", confidence=conf,
-                            proposed_terms=dict(sorted(proposed.items())), triples=triples,
-                            links=link_recs, notes=notes)
+
+
+# -- per-text records and pure helpers of the stages -----------------------------------------------
+@dataclass
+class _Reading:
+    """What stages 2-3 read from one text (:meth:`DeterministicEncoder._read`)."""
+
+    norm: str                      # the checked text
+    doc: Any                       # the spaCy parse
+    sents: list[Any]
+    triples: list[Triple]          # surface triples of every clause (fix sentences included)
+    fix_at: dict[int, int]         # fix sentence index → operator start
+    clauses: list[_Clause]         # clauses outside fix sentences, ``idx`` = position
+    cl: dict[int, _Clause]         # idx → clause
+    links: list[_Link]
+    consumed: set[int]             # tokens read as parts of state phrases
+    live: list[_Clause]            # clauses not consumed
+
+
+@dataclass
+class _Cast:
+    """The roles (:meth:`DeterministicEncoder._cast`)."""
+
+    mentions: dict[str, Counter[str]]   # entity head → phrase counts
+    tags: dict[str, str]                # kept entity head → role tag
+    roles: dict[str, str]               # role tag → description
+    entities: list[str]                 # surface entity phrases
+
+
+def _role_tags(order: list[str], p: EncoderParams) -> dict[str, str]:
+    """Role tags for the kept entity heads in first-mention ``order``: ``R1``, ``R2``, … for
+    ``tag_style="neutral"``; else the upper-cased head noun (≤ ``max_tag_chars``, a digit
+    appended on collision)."""
+    tags: dict[str, str] = {}
+    used: set[str] = set()
+    for i, h in enumerate(order, 1):
+        if p.tag_style == "neutral":
+            tags[h] = f"R{i}"
+            continue
+        base = re.sub(r"[^A-Za-z0-9]", "", h.split("|")[0].upper())
+        if not base or not base[0].isalpha():
+            base = "R" + base
+        base = base[:p.max_tag_chars]
+        tag = base
+        n = 2
+        while tag in used:
+            tag = f"{base[:p.max_tag_chars - len(str(n))]}{n}"
+            n += 1
+        used.add(tag)
+        tags[h] = tag
+    return tags
+
+
+def _tag_of(tags: dict[str, str], m: _Mention | None) -> str | None:
+    """The role tag of a mention's entity, ``None`` when it is no kept role."""
+    return tags.get(m.head) if m is not None else None
+
+
+def _clause_atom(c: _Clause, typed: dict[int, _Typed], tags: dict[str, str]) -> str | None:
+    """A typed clause as one atom over kept roles (first subject × first other object), or
+    ``None``."""
+    t = typed.get(c.idx)
+    if t is None or not c.subjects:
+        return None
+    s = _tag_of(tags, c.subjects[0])
+    if s is None:
+        return None
+    if t.arity == 2:
+        o = next((_tag_of(tags, m) for m in c.objects if _tag_of(tags, m) not in (None, s)),
+                 None)
+        if o is None:
+            return None
+        return f"{t.name}({s},{o})"
+    return f"{t.name}({s})"
+
+
+def _node_atom(nd: _Node, cl: dict[int, _Clause], typed: dict[int, _Typed],
+               tags: dict[str, str]) -> str | None:
+    """The atom of one end of a causal link: its clause's atom, or its entity's state."""
+    if nd.clause is not None:
+        return _clause_atom(cl[nd.clause], typed, tags)
+    tg = _tag_of(tags, nd.mention)
+    if tg is None or nd.state is None:
+        return None
+    return f"{nd.state}({tg})"
+
+
+def _mark(atom: str, proposed: dict[str, str]) -> str:
+    """The atom with ``?`` after a proposed predicate's name (for L2)."""
+    nm = atom[:atom.index("(")]
+    return atom.replace(nm + "(", nm + "?(", 1) if nm in proposed else atom
+
+
+def _kind(norm: str, kind: str | None) -> str:
+    """The given kind, else ``solution`` on fix cues, ``failure`` on failure cues, ``event``."""
+    if kind is not None:
+        return kind
+    low_words = set(re.findall(r"[a-z]+", norm.lower()))
+    if low_words & _FIX_CUES or "by adding" in norm.lower():
+        return "solution"
+    if low_words & _FAILURE_CUES:
+        return "failure"
+    return "event"
