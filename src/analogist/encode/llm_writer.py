@@ -237,7 +237,64 @@ class LLMWriter:
 
     def write(self, text: str, *, episode_id: str | None = None, domain: str | None = None,
               kind: str | None = None, source: str | None = None) -> EncodeResult:
-        """Write the signature of one episode (see the module docstring)."""
+        """Write the signature of one episode (see the module docstring).
+
+        In named steps: the request checked (:meth:`_checked_source`), the four calls —
+        :meth:`_write_roles` (roles, entities, L0), :meth:`_write_l1`, :meth:`_write_structure`
+        (L2 and the structure, with one repair round) and :meth:`_write_l3` (L3 from L2 only) —
+        and the signature assembled here from fields the model may not set."""
+        where = self._checked_source(text, episode_id, kind, source)
+        notes: list[str] = []
+        results: list[LLMResult] = []
+        d1, roles, entity_of, grounded, names, L0, kind, role_table = self._write_roles(
+            text, kind, where, notes, results)
+        L1 = self._write_l1(role_table, L0, names, notes, results)
+        d3, relations, edges, proposed, L2, texts = self._write_structure(
+            roles, role_table, L0, L1, names, notes, results)
+        L3 = self._write_l3(d1, names, relations, edges, L2, texts, notes, results)
+
+        # assemble: fields the model may not set come from here ----------------------------
+        surface_entities: list[str] = []
+        for t in roles:
+            if grounded[t] and entity_of.get(t):
+                surface_entities.append(entity_of[t])
+        for e in d1.get("entities") or []:
+            e = _s(e, 200)
+            if e and grounding(e, text) >= 0.5 and e not in surface_entities:
+                surface_entities.append(e)
+        sig_data: dict[str, Any] = {
+            "episode_id": episode_id or "ep-" + source_hash(text)[7:23],
+            "kind": kind,
+            "roles": roles,
+            "relations": relations,
+            "causal_chain": edges,
+            **texts,
+            "levels": {k: v for k, v in (("L0", L0), ("L1", L1), ("L2", L2), ("L3", L3)) if v},
+            "surface": {"domain": (domain or _s(d1.get("domain"), 200) or None),
+                        "entities": surface_entities[:256]},
+            "provenance": {"writer": self.writer_name, "time": self.clock().isoformat(),
+                           "source_hash": source_hash(text),
+                           "prompt_version": self.provenance_version},
+            "verified": False,
+        }
+        sig = validate_signature(sig_data, source=where)
+        for name, (definition, arity, pkind) in proposed.items():
+            self.vocab.propose(name, arity, kind=pkind, definition=definition, warn=False)
+        stated = min(clip01(d1.get("confidence"), 0.5), clip01(d3.get("confidence"), 0.5))
+        factor = sum(grounded.values()) / len(grounded)
+        links = [{"edge": f"{e['cause']} {e['edge']} {e['effect']}", "signal": None,
+                  "sentence": None, "status": e["status"]} for e in edges]
+        return EncodeResult(
+            signature=sig, writer=self.writer_name, confidence=round(stated * factor, 6),
+            proposed_terms={n: d for n, (d, _a, _k) in proposed.items()}, links=links,
+            notes=notes, usage=usage_of(results))
+
+    # -- the steps of write --------------------------------------------------------------------
+    @staticmethod
+    def _checked_source(text: str, episode_id: str | None, kind: str | None,
+                        source: str | None) -> str:
+        """The name errors and notes give the episode, once its text, kind and id are checked
+        (one clear error naming the field otherwise)."""
         where = source or episode_id or "<episode text>"
         check_episode_text(text, source=where)
         if kind is not None and kind not in ALLOWED_KINDS:
@@ -247,10 +304,16 @@ class LLMWriter:
                                            and 0 < len(episode_id) <= 100):
             raise AnalogistError("episode_id must be 1 to 100 characters", source=where,
                                  field="episode_id")
-        notes: list[str] = []
-        results: list[LLMResult] = []
+        return where
 
-        # call 1: roles, entities, L0 ------------------------------------------------------
+    def _write_roles(self, text: str, kind: str | None, where: str, notes: list[str],
+                     results: list[LLMResult]
+                     ) -> tuple[dict[str, Any], dict[str, str], dict[str, str], dict[str, bool],
+                                dict[str, str], str, str, list[dict[str, str]]]:
+        """Call 1: roles, entities, L0 and the kind. Returns the reply, the checked roles (tag
+        → description), each role's entity, whether each role is grounded in the text, the
+        grounded entities' names (entity → tag), L0, the kind (the caller's, else the model's
+        when allowed, else ``event``) and the role table the later calls are shown."""
         msgs1: list[Message] = [
             {"role": "system", "content": self.prompts["writer_roles"].render()},
             {"role": "user", "content":
@@ -282,8 +345,11 @@ class LLMWriter:
                 kind = "event"
         role_table = [{"tag": t, "description": roles[t], "entity": entity_of.get(t, "")}
                       for t in roles]
+        return d1, roles, entity_of, grounded, names, L0, kind, role_table
 
-        # call 2: L1 ------------------------------------------------------------------------
+    def _write_l1(self, role_table: list[dict[str, str]], L0: str, names: dict[str, str],
+                  notes: list[str], results: list[LLMResult]) -> str:
+        """Call 2: L1 rewritten from L0 over the role tags (entity names replaced by tags)."""
         prev1 = json.dumps({"roles": role_table, "L0": L0}, ensure_ascii=False, indent=1)
         msgs2: list[Message] = [
             {"role": "system", "content": self.prompts["writer_l1"].render()},
@@ -294,8 +360,18 @@ class LLMWriter:
         L1, ch = _dename(_s(d2.get("L1")), names)
         if ch:
             notes.append("L1 named entities; replaced them with role tags")
+        return L1
 
-        # call 3: L2 structure (with one repair round) ---------------------------------------
+    def _write_structure(self, roles: dict[str, str], role_table: list[dict[str, str]], L0: str,
+                         L1: str, names: dict[str, str], notes: list[str],
+                         results: list[LLMResult]
+                         ) -> tuple[dict[str, Any], list[list[str]], list[dict[str, Any]],
+                                    dict[str, tuple[str, int, PredicateKind]], str,
+                                    dict[str, str | None]]:
+        """Call 3: the structure and L2, with one repair round when a predicate is neither in
+        the vocabulary nor defined. Returns the (last) reply, the relations, the causal edges,
+        the proposed terms (name → definition, arity, kind), L2 and the free texts (violated
+        invariant, symptom, fix operator), entity names replaced by role tags."""
         prev2 = json.dumps({"roles": role_table, "L0": L0, "L1": L1}, ensure_ascii=False,
                            indent=1)
         system3 = self.prompts["writer_structure"].render(
@@ -334,7 +410,13 @@ class LLMWriter:
         if ch:
             notes.append("L2 named entities; replaced them with role tags")
 
-        # call 4: L3 from L2 only ------------------------------------------------------------
+        return d3, relations, edges, proposed, L2, texts
+
+    def _write_l3(self, d1: dict[str, Any], names: dict[str, str], relations: list[list[str]],
+                  edges: list[dict[str, Any]], L2: str, texts: dict[str, str | None],
+                  notes: list[str], results: list[LLMResult]) -> str:
+        """Call 4: L3 (the principle) written from L2 and the structure only; the entity names
+        of call 1 are replaced."""
         l2_view = {"L2": L2, "relations": ["{}({})".format(r[0], ",".join(r[1:]))
                                            for r in relations],
                    "causal_chain": [f"{e['cause']} {e['edge']} {e['effect']}" for e in edges],
@@ -354,41 +436,7 @@ class LLMWriter:
         if ch:
             notes.append("L3 named entities; replaced them")
 
-        # assemble: fields the model may not set come from here ----------------------------
-        surface_entities: list[str] = []
-        for t in roles:
-            if grounded[t] and entity_of.get(t):
-                surface_entities.append(entity_of[t])
-        for e in d1.get("entities") or []:
-            e = _s(e, 200)
-            if e and grounding(e, text) >= 0.5 and e not in surface_entities:
-                surface_entities.append(e)
-        sig_data: dict[str, Any] = {
-            "episode_id": episode_id or "ep-" + source_hash(text)[7:23],
-            "kind": kind,
-            "roles": roles,
-            "relations": relations,
-            "causal_chain": edges,
-            **texts,
-            "levels": {k: v for k, v in (("L0", L0), ("L1", L1), ("L2", L2), ("L3", L3)) if v},
-            "surface": {"domain": (domain or _s(d1.get("domain"), 200) or None),
-                        "entities": surface_entities[:256]},
-            "provenance": {"writer": self.writer_name, "time": self.clock().isoformat(),
-                           "source_hash": source_hash(text),
-                           "prompt_version": self.provenance_version},
-            "verified": False,
-        }
-        sig = validate_signature(sig_data, source=where)
-        for name, (definition, arity, pkind) in proposed.items():
-            self.vocab.propose(name, arity, kind=pkind, definition=definition, warn=False)
-        stated = min(clip01(d1.get("confidence"), 0.5), clip01(d3.get("confidence"), 0.5))
-        factor = sum(grounded.values()) / len(grounded)
-        links = [{"edge": f"{e['cause']} {e['edge']} {e['effect']}", "signal": None,
-                  "sentence": None, "status": e["status"]} for e in edges]
-        return EncodeResult(
-            signature=sig, writer=self.writer_name, confidence=round(stated * factor, 6),
-            proposed_terms={n: d for n, (d, _a, _k) in proposed.items()}, links=links,
-            notes=notes, usage=usage_of(results))
+        return L3
 
     # -- checks --------------------------------------------------------------------------------
     def _roles(self, raw: Any, notes: list[str],
