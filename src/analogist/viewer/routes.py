@@ -107,12 +107,46 @@ def viewer_router(store_path: StoreSpec = None, *,
             (closed after the request); None maps the bundled casebook.
         namespace_guard: a FastAPI dependency returning the namespaces the caller may read
             (None from it means unrestricted); None: no restriction.
+
+    In named steps, in the order the routes are registered: the page and its files
+    (:func:`_add_page_routes`), the episodes and their mapping (:func:`_add_store_routes`, over
+    the store readers of :func:`_store_readers`) and the foresight briefs
+    (:func:`_add_brief_routes`).
     """
     guard = namespace_guard or _no_guard
     router = APIRouter(prefix="/viewer", tags=["viewer"])
-    brief_lock = threading.Lock()
-    brief_cache: OrderedDict[str, dict[str, Any]] = OrderedDict()
+    _add_page_routes(router)
+    _add_store_routes(router, store_path, guard)
+    _add_brief_routes(router, guard)
+    return router
 
+
+def _add_page_routes(router: APIRouter) -> None:
+    """``GET /viewer`` (the page) and ``GET /viewer/static/{name}`` (its script and style)."""
+    # the page and its files hold no data, so a plain visit gets them (and the sign-in form);
+    # everything under /viewer/api goes through the guard
+    @router.get("", response_class=HTMLResponse, include_in_schema=False)
+    def page() -> HTMLResponse:
+        return HTMLResponse(_static("index.html"), headers=_PAGE_HEADERS)
+
+    @router.get("/static/{name}", include_in_schema=False)
+    def static(name: str) -> Response:
+        if name not in _STATIC:
+            raise ViewerError(404, f"no static file {name[:100]!r}; expected one of "
+                                   f"{', '.join(sorted(_STATIC))}", "name")
+        return Response(_static(name), media_type=_STATIC[name])
+
+
+
+_Lookup = Callable[[list[tuple[str, str]], str, Any], tuple[list[Signature], Any]]
+
+
+def _store_readers(store_path: StoreSpec
+                   ) -> tuple[Callable[[str, Any], None], Callable[[], Any], _Lookup]:
+    """The three readers of the episode routes: ``check_ns`` (refuses a namespace outside the
+    caller's with 403), ``opened`` (the store for one request, closed after it; 503 when it
+    cannot be opened) and ``lookup`` (signatures by id, from the store or the bundled
+    casebook; 404 naming the query parameter)."""
     def check_ns(namespace: str, allowed: Any) -> None:
         if allowed is not None and namespace not in set(allowed):
             raise ViewerError(403, f"namespace {namespace[:100]!r} is not permitted for this "
@@ -160,18 +194,14 @@ def viewer_router(store_path: StoreSpec = None, *,
                 out.append(row.signature)
         return out, cb["vocab"]
 
-    # the page and its files hold no data, so a plain visit gets them (and the sign-in form);
-    # everything under /viewer/api goes through the guard
-    @router.get("", response_class=HTMLResponse, include_in_schema=False)
-    def page() -> HTMLResponse:
-        return HTMLResponse(_static("index.html"), headers=_PAGE_HEADERS)
+    return check_ns, opened, lookup
 
-    @router.get("/static/{name}", include_in_schema=False)
-    def static(name: str) -> Response:
-        if name not in _STATIC:
-            raise ViewerError(404, f"no static file {name[:100]!r}; expected one of "
-                                   f"{', '.join(sorted(_STATIC))}", "name")
-        return Response(_static(name), media_type=_STATIC[name])
+
+def _add_store_routes(router: APIRouter, store_path: StoreSpec,
+                      guard: Callable[..., Collection[str] | None]) -> None:
+    """``GET /viewer/api/casebook`` (the episodes the page can map) and ``GET /viewer/api/map``
+    (:func:`map_payload` of two of them), each behind ``guard``."""
+    check_ns, opened, lookup = _store_readers(store_path)
 
     @router.get("/api/casebook")
     def casebook(allowed: Any = Depends(guard), namespace: str = _ns()) -> dict[str, Any]:
@@ -197,6 +227,14 @@ def viewer_router(store_path: StoreSpec = None, *,
             return map_payload(s, t, vocab=vocab)
         except AnalogistError as e:
             raise ViewerError(422, str(e), e.field) from None
+
+
+def _add_brief_routes(router: APIRouter, guard: Callable[..., Collection[str] | None]) -> None:
+    """``GET /viewer/api/events``, ``/viewer/api/brief`` and ``/viewer/api/brief.png`` over the
+    historical corpus, each behind ``guard``; the briefs are kept in a small LRU cache (the last
+    ``BRIEF_CACHE_SIZE`` events), shared by the threads serving requests."""
+    brief_lock = threading.Lock()
+    brief_cache: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
     @router.get("/api/events")
     def events(allowed: Any = Depends(guard)) -> dict[str, Any]:
@@ -237,4 +275,3 @@ def viewer_router(store_path: StoreSpec = None, *,
             raise ViewerError(404, f"event {event!r}: no chart ({b['chart_note']})", "event")
         return Response(base64.b64decode(b["chart_png_base64"]), media_type="image/png")
 
-    return router
