@@ -8,6 +8,7 @@ Reads the Lisp subset that the reference SME's ``.dgr`` and ``.vcb`` files use: 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from analogist.errors import ParseError
@@ -31,7 +32,11 @@ _DELIMS = set("()\"';")
 
 
 def parse(text: str, *, source: str | None = None) -> list[Any]:
-    """Parse every top-level form in ``text``."""
+    """Parse every top-level form in ``text``.
+
+    One pass over the characters with the open lists on a stack; the tokens that span several
+    characters are read by named steps: :func:`_after_block_comment`, :func:`_string_literal`
+    and :func:`_symbol_end` (then :func:`_atom`)."""
     forms: list[Any] = []
     n = len(text)
     i = 0
@@ -68,22 +73,7 @@ def parse(text: str, *, source: str | None = None) -> list[Any]:
             j = text.find("\n", i)
             i = n if j < 0 else j
         elif c == "#" and i + 1 < n and text[i + 1] == "|":
-            depth = 1
-            start = line
-            i += 2
-            while i < n and depth:
-                if text.startswith("|#", i):
-                    depth -= 1
-                    i += 2
-                elif text.startswith("#|", i):
-                    depth += 1
-                    i += 2
-                else:
-                    if text[i] == "\n":
-                        line += 1
-                    i += 1
-            if depth:
-                raise err("unterminated block comment #| ... |#", start)
+            i, line = _after_block_comment(text, i, line, err)
         elif c == "(":
             if len(stack) >= MAX_DEPTH:
                 raise err(f"nesting deeper than {MAX_DEPTH} levels")
@@ -103,28 +93,12 @@ def parse(text: str, *, source: str | None = None) -> list[Any]:
             pending_quote.append(len(stack))
             i += 1
         elif c == '"':
-            start = line
-            i += 1
-            buf = []
-            while i < n and text[i] != '"':
-                if text[i] == "\\" and i + 1 < n:
-                    i += 1
-                if text[i] == "\n":
-                    line += 1
-                buf.append(text[i])
-                i += 1
-            if i >= n:
-                raise err("unterminated string", start)
-            i += 1
-            emit(finish_datum(LispString("".join(buf))))
+            i, line, s = _string_literal(text, i, line, err)
+            emit(finish_datum(s))
         elif c == "#":
             raise err(f"unsupported reader syntax {text[i:i + 2]!r}")
         else:
-            j = i
-            while j < n and not text[j].isspace() and text[j] not in _DELIMS:
-                if text[j] == "|":
-                    raise err("'|' symbol quoting is not supported")
-                j += 1
+            j = _symbol_end(text, i, err)
             tok = text[i:j]
             emit(finish_datum(_atom(tok)))
             i = j
@@ -135,6 +109,65 @@ def parse(text: str, *, source: str | None = None) -> list[Any]:
     if pending_quote:
         raise err("quote ' with nothing after it")
     return forms
+
+
+_Err = Callable[..., ParseError]
+
+
+def _after_block_comment(text: str, i: int, line: int, err: _Err) -> tuple[int, int]:
+    """Skip the (nestable) ``#| ... |#`` comment opening at ``i``: the index after it and the
+    line there; unterminated is an error on the line it opened."""
+    n = len(text)
+    depth = 1
+    start = line
+    i += 2
+    while i < n and depth:
+        if text.startswith("|#", i):
+            depth -= 1
+            i += 2
+        elif text.startswith("#|", i):
+            depth += 1
+            i += 2
+        else:
+            if text[i] == "\n":
+                line += 1
+            i += 1
+    if depth:
+        raise err("unterminated block comment #| ... |#", start)
+    return i, line
+
+
+def _string_literal(text: str, i: int, line: int, err: _Err) -> tuple[int, int, LispString]:
+    """Read the string literal opening at ``i`` (a backslash takes the next character as it
+    is): the index after its closing quote, the line there, and the string; unterminated is an
+    error on the line it opened."""
+    n = len(text)
+    start = line
+    i += 1
+    buf = []
+    while i < n and text[i] != '"':
+        if text[i] == "\\" and i + 1 < n:
+            i += 1
+        if text[i] == "\n":
+            line += 1
+        buf.append(text[i])
+        i += 1
+    if i >= n:
+        raise err("unterminated string", start)
+    i += 1
+    return i, line, LispString("".join(buf))
+
+
+def _symbol_end(text: str, i: int, err: _Err) -> int:
+    """The end of the symbol or number token starting at ``i`` (whitespace or a delimiter ends
+    it; ``|`` quoting is refused)."""
+    n = len(text)
+    j = i
+    while j < n and not text[j].isspace() and text[j] not in _DELIMS:
+        if text[j] == "|":
+            raise err("'|' symbol quoting is not supported")
+        j += 1
+    return j
 
 
 def _atom(tok: str) -> Any:
