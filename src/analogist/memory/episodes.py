@@ -82,8 +82,13 @@ def _relation_rows(sid: int, sig: Signature, ns: tuple[str, ...] = ()
     is the JSON list of role tags exactly as ``json.dumps`` writes it (role tags are plain
     ASCII identifiers, so no escaping is needed); ``ns``: ``(namespace,)`` appended to each
     row, or ``()``."""
-    chain_atoms = {(a.predicate, a.args) for e in sig.causal_chain for a in e.atoms()}
-    return [(sid, i, a.predicate, "[" + ", ".join(f'"{t}"' for t in a.args) + "]",
+    chain_atoms = set()
+    for e in sig.causal_chain:
+        c, f = e.cause, e.effect
+        chain_atoms.add((c.predicate, c.args))
+        chain_atoms.add((f.predicate, f.args))
+    # a relation has at least one role argument
+    return [(sid, i, a.predicate, '["' + '", "'.join(a.args) + '"]',
              int((a.predicate, a.args) in chain_atoms), *ns)
             for i, a in enumerate(sig.relations)]
 
