@@ -49,7 +49,13 @@ _SIG = ("a Signature object (the episode's roles, relations, causal chain and ab
 
 
 def _tools(body: AnalogistMCP | None) -> list[Any]:
-    """The tools over ``body`` (None: for their schemas only)."""
+    """The tools over ``body`` (None: for their schemas only).
+
+    In named steps: ``call`` (a tool's body method, its errors as the SDK's ``ToolError``) and
+    ``ann`` (a tool's annotations); the tool functions of :func:`_episode_tools` (remember,
+    list, delete, record an outcome) and :func:`_analogy_tools` (find, map, foresight brief,
+    check); then each made into an MCP tool with its annotations, in the order clients list
+    them."""
     # the MCP SDK (about 1 s to import) loads only when a server is built
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.server.mcpserver.tools.base import Tool
@@ -72,6 +78,39 @@ def _tools(body: AnalogistMCP | None) -> list[Any]:
                                idempotent_hint=read_only if idempotent is None else idempotent,
                                open_world_hint=False)
 
+    remember_episode, list_episodes, delete_episode, record_outcome = _episode_tools(call)
+    find_analogy, map_cases, foresight_brief, check_analogy = _analogy_tools(call)
+
+    lf = True if body is None else body.params.log_finds
+    specs: list[tuple[Callable[..., Any], Any]] = [
+        (remember_episode, ann("Remember an episode")),
+        (find_analogy, ann("Find analogies", read_only=not lf)),
+        (map_cases, ann("Map two cases", read_only=True)),
+        (foresight_brief, ann("Foresight brief", read_only=True)),
+        (check_analogy, ann("Check an analogy", read_only=True)),
+        (list_episodes, ann("List episodes", read_only=True)),
+        (delete_episode, ann("Delete an episode", destructive=True, idempotent=True)),
+        (record_outcome, ann("Record an outcome")),
+    ]
+    defs = {name: _format_defs(name) for name in _FORMATS}
+    tools = []
+    for fn, a in specs:
+        t = Tool.from_function(fn, annotations=a)
+        t.description = " ".join((t.description or "").split())
+        _resolve_formats(t.parameters, defs)
+        tools.append(t)
+    return tools
+
+
+_Call = Callable[[str], Callable[..., dict[str, Any]]]
+_ToolFns = tuple[Callable[..., dict[str, Any]], Callable[..., dict[str, Any]],
+                 Callable[..., dict[str, Any]], Callable[..., dict[str, Any]]]
+
+
+def _episode_tools(call: _Call) -> _ToolFns:
+    """The tools over this namespace's episodes — ``remember_episode``, ``list_episodes``,
+    ``delete_episode`` and ``record_outcome`` — each an annotated signature (its arguments'
+    schemas and descriptions) and a docstring (its description) over ``call``."""
     def remember_episode(
         signature: Annotated[SignatureArg, Field(description="A Signature object to store.")
                              ] = None,
@@ -91,6 +130,62 @@ def _tools(body: AnalogistMCP | None) -> list[Any]:
         from_text, event. Refused, with nothing written, when the episode id exists."""
         return call("remember_episode")(signature, from_text, event, episode_id, domain)
 
+    def list_episodes(
+        limit: Annotated[Any, _int_arg(1, LIST_LIMIT), Field(
+            description=f"At most this many episodes (1-{LIST_LIMIT}; default 100).")] = None,
+        offset: Annotated[Any, _int_arg(0), Field(
+            description="Skip this many first (default 0).")] = None,
+        include_superseded: Annotated[FlagArg, Field(
+            description="Also list episodes replaced by a newer version.")] = None,
+    ) -> dict[str, Any]:
+        """List the episodes stored in this server's namespace, oldest first (ids, kinds,
+        domains), with the total count for paging."""
+        return call("list_episodes")(limit, offset, include_superseded)
+
+    def delete_episode(
+        episode: Annotated[EpisodeArg, Field(
+            description="The episode to delete: its episode id, or its row id.")],
+    ) -> dict[str, Any]:
+        """Delete one stored episode of this namespace for good (its relations and index
+        entries go with it). Returns what was deleted."""
+        return call("delete_episode")(episode)
+
+    def record_outcome(
+        log_id: Annotated[LogIdArg, Field(
+            description="The analogy attempt: find_analogy's log_id. Without it, name the "
+                        "analogue acted on in 'used'.")] = None,
+        helped: Annotated[FlagArg, Field(
+            description="Whether acting on the analogy helped.")] = None,
+        negative: Annotated[FlagArg, Field(
+            description="Instead of helped: a negative transfer (acting on the analogy did "
+                        "worse than acting without it).")] = None,
+        used: Annotated[ShortText, Field(
+            description="The analogue acted on (an episode id).")] = None,
+        note: Annotated[TextArg, Field(description="A free-text note.")] = None,
+        result: Annotated[NumberArg, Field(
+            description="The analogy-driven action's result (also writes a negative-transfer "
+                        "ledger entry).")] = None,
+        counterfactual: Annotated[NumberArg, Field(
+            description="With result: the result without the analogy on the same item.")
+                                  ] = None,
+        lower_is_better: Annotated[FlagArg, Field(
+            description="With result: a lower result is better.")] = None,
+        item: Annotated[ShortText, Field(description="With result: the item acted on.")
+                        ] = None,
+    ) -> dict[str, Any]:
+        """Say what an analogy led to — it helped, it did not, or it was a negative transfer —
+        so that the memory learns which analogies to offer ('analogist triggers fit' and
+        'analogist ledger' read these). Give helped, or negative=true."""
+        return call("record_outcome")(log_id, helped, negative, used, note, result,
+                                      counterfactual, lower_is_better, item)
+
+    return remember_episode, list_episodes, delete_episode, record_outcome
+
+
+def _analogy_tools(call: _Call) -> _ToolFns:
+    """The analogy tools — ``find_analogy``, ``map_cases``, ``foresight_brief`` and
+    ``check_analogy`` — each an annotated signature (its arguments' schemas and descriptions)
+    and a docstring (its description) over ``call``."""
     def find_analogy(
         target: Annotated[CaseArg, Field(description="The target situation: " + _SIG)] = None,
         from_text: Annotated[TextArg, Field(
@@ -153,74 +248,7 @@ def _tools(body: AnalogistMCP | None) -> list[Any]:
         lean mostly on analogy are flagged."""
         return call("check_analogy")(turn, text, mode)
 
-    def list_episodes(
-        limit: Annotated[Any, _int_arg(1, LIST_LIMIT), Field(
-            description=f"At most this many episodes (1-{LIST_LIMIT}; default 100).")] = None,
-        offset: Annotated[Any, _int_arg(0), Field(
-            description="Skip this many first (default 0).")] = None,
-        include_superseded: Annotated[FlagArg, Field(
-            description="Also list episodes replaced by a newer version.")] = None,
-    ) -> dict[str, Any]:
-        """List the episodes stored in this server's namespace, oldest first (ids, kinds,
-        domains), with the total count for paging."""
-        return call("list_episodes")(limit, offset, include_superseded)
-
-    def delete_episode(
-        episode: Annotated[EpisodeArg, Field(
-            description="The episode to delete: its episode id, or its row id.")],
-    ) -> dict[str, Any]:
-        """Delete one stored episode of this namespace for good (its relations and index
-        entries go with it). Returns what was deleted."""
-        return call("delete_episode")(episode)
-
-    def record_outcome(
-        log_id: Annotated[LogIdArg, Field(
-            description="The analogy attempt: find_analogy's log_id. Without it, name the "
-                        "analogue acted on in 'used'.")] = None,
-        helped: Annotated[FlagArg, Field(
-            description="Whether acting on the analogy helped.")] = None,
-        negative: Annotated[FlagArg, Field(
-            description="Instead of helped: a negative transfer (acting on the analogy did "
-                        "worse than acting without it).")] = None,
-        used: Annotated[ShortText, Field(
-            description="The analogue acted on (an episode id).")] = None,
-        note: Annotated[TextArg, Field(description="A free-text note.")] = None,
-        result: Annotated[NumberArg, Field(
-            description="The analogy-driven action's result (also writes a negative-transfer "
-                        "ledger entry).")] = None,
-        counterfactual: Annotated[NumberArg, Field(
-            description="With result: the result without the analogy on the same item.")
-                                  ] = None,
-        lower_is_better: Annotated[FlagArg, Field(
-            description="With result: a lower result is better.")] = None,
-        item: Annotated[ShortText, Field(description="With result: the item acted on.")
-                        ] = None,
-    ) -> dict[str, Any]:
-        """Say what an analogy led to — it helped, it did not, or it was a negative transfer —
-        so that the memory learns which analogies to offer ('analogist triggers fit' and
-        'analogist ledger' read these). Give helped, or negative=true."""
-        return call("record_outcome")(log_id, helped, negative, used, note, result,
-                                      counterfactual, lower_is_better, item)
-
-    lf = True if body is None else body.params.log_finds
-    specs: list[tuple[Callable[..., Any], Any]] = [
-        (remember_episode, ann("Remember an episode")),
-        (find_analogy, ann("Find analogies", read_only=not lf)),
-        (map_cases, ann("Map two cases", read_only=True)),
-        (foresight_brief, ann("Foresight brief", read_only=True)),
-        (check_analogy, ann("Check an analogy", read_only=True)),
-        (list_episodes, ann("List episodes", read_only=True)),
-        (delete_episode, ann("Delete an episode", destructive=True, idempotent=True)),
-        (record_outcome, ann("Record an outcome")),
-    ]
-    defs = {name: _format_defs(name) for name in _FORMATS}
-    tools = []
-    for fn, a in specs:
-        t = Tool.from_function(fn, annotations=a)
-        t.description = " ".join((t.description or "").split())
-        _resolve_formats(t.parameters, defs)
-        tools.append(t)
-    return tools
+    return find_analogy, map_cases, foresight_brief, check_analogy
 
 
 def build_server(store: str | Path, namespace: str, params: MCPParams | None = None
