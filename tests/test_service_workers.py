@@ -19,7 +19,7 @@ import pytest
 
 from analogist.casebook import load_casebook
 from analogist.service.admission import default_workers
-from analogist.service.workers import parse_workers
+from analogist.service.workers import limit_blas_threads, parse_workers
 from analogist.service.keys import keys_add
 from tests.test_server import _free_port
 
@@ -182,3 +182,21 @@ def test_a_killed_worker_is_reported_and_replaced_and_sigterm_stops_all(tmp_path
         for pid in again.values():           # every worker is gone (reaped by the supervisor)
             with pytest.raises(ProcessLookupError):
                 os.kill(pid, 0)
+
+
+def test_openblas_threads_are_limited_in_this_process() -> None:
+    import ctypes  # lazy: only this test reads the library's own count back
+
+    import numpy  # noqa: F401 - loads numpy's OpenBLAS
+
+    libs = limit_blas_threads(1)
+    if not libs:
+        pytest.skip("no OpenBLAS loaded through /proc/self/maps (another BLAS or platform)")
+    lib = ctypes.CDLL(libs[0])
+    get = next(getattr(lib, n) for n in ("openblas_get_num_threads",
+                                         "openblas_get_num_threads64_",
+                                         "scipy_openblas_get_num_threads",
+                                         "scipy_openblas_get_num_threads64_")
+               if hasattr(lib, n))
+    assert get() == 1
+    limit_blas_threads(default_workers())     # back to one per core for the other tests

@@ -20,6 +20,10 @@ store unchanged). Each worker's stage-1 index follows the store through the name
 generation counter, which the store's triggers bump in the same transaction as every write:
 a find in one worker sees the episodes another worker stored.
 
+Each worker gets the same share of the cores for its heavy-request lane and for OpenBLAS's
+thread pool (:func:`limit_blas_threads`): without that, two workers on two cores ran a sixth of
+the requests one worker did, their BLAS threads spinning against each other.
+
 SIGINT or SIGTERM stops every worker (each finishes the requests in hand) and then the
 supervisor; a worker whose supervisor is gone (killed outright) stops itself the same way. A worker that exits on its own — killed, crashed — is reported on standard error
 with its pid and exit status, and another takes its place; a worker that fails before it
@@ -28,6 +32,7 @@ serves (a broken store, say) stops the whole server with that failure as its mes
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
 import signal
@@ -44,7 +49,7 @@ import uvicorn
 from analogist.errors import AnalogistError
 from analogist.service.admission import default_workers
 
-__all__ = ["MAX_WORKERS", "ServeOptions", "Supervisor", "parse_workers"]
+__all__ = ["MAX_WORKERS", "ServeOptions", "Supervisor", "limit_blas_threads", "parse_workers"]
 
 MAX_WORKERS = 64
 STOP_GRACE = 30.0
@@ -114,10 +119,37 @@ def _worker_main(index: int, count: int, sock: socket.socket, opts: ServeOptions
     except AnalogistError as e:
         print(f"analogist serve: worker {index}: {e}", file=sys.stderr, flush=True)
         sys.exit(3)
+    limit_blas_threads(heavy)
     threading.Thread(target=_stop_with_parent, name="analogist-parent-watch",
                      daemon=True).start()
     _Server(uvicorn.Config(app, log_level=opts.log_level, lifespan="on"), ready).run(
         sockets=[sock])
+
+
+def limit_blas_threads(n: int) -> list[str]:
+    """Set the thread count of every OpenBLAS loaded in this process (numpy's and scipy's
+    builds, whatever their symbol prefix) to ``n``; the files limited. Linux only (it finds
+    the libraries in ``/proc/self/maps``); elsewhere, or with another BLAS, nothing changes."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as f:
+            libs = sorted({ln.split()[-1] for ln in f
+                           if "openblas" in ln.split()[-1].lower() and ".so" in ln})
+    except OSError:
+        return []
+    done = []
+    for path in libs:
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name in ("openblas_set_num_threads", "openblas_set_num_threads64_",
+                     "scipy_openblas_set_num_threads", "scipy_openblas_set_num_threads64_"):
+            fn = getattr(lib, name, None)
+            if fn is not None:
+                fn(ctypes.c_int(n))
+                done.append(path)
+                break
+    return done
 
 
 def _stop_with_parent() -> None:
