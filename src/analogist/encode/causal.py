@@ -1,4 +1,13 @@
-"""Causal links between clause states: connectives, causal verbs, direction, sign (stage 3)."""
+"""Causal links between clause states: connectives, causal verbs, direction, sign (stage 3).
+
+Beyond the signal table of :mod:`~analogist.encode.deterministic`: the agent of a passive causal
+verb is its cause ("the wrong quote was caused by the stale cache"), never the holder of the
+effect; a sentential relative on a causal verb ("…, which made / led / produced …") is caused
+by the clause it follows; "A, and that is why B" / "A. This is how B" read A causes B; "lead"
+takes an infinitive ("led the ranchers to breed more"); and a sentence whose main clause no
+stated link explains is read as caused by the end of the sentence before it (``inferred``,
+connective "(the next sentence)"), unless the text links the two sentences itself or states
+the reverse between clauses of the same verbs and subjects."""
 
 from __future__ import annotations
 
@@ -14,6 +23,7 @@ from analogist.encode.lexicon import (
     _PREP_CONNECTIVES,
     _DECREASE_WORDS,
     _RELATIONAL_CAUSAL,
+    _WHY_PRONOUNS,
 )
 from analogist.encode.params import EncoderParams
 from analogist.index.embed import Embedder
@@ -135,7 +145,11 @@ class _CausalReader:
                             objs = []
                     if objs:
                         # "led to a wrong quote by the agent": a late by/at/… names the holder
+                        # (not the agent of a passive: "was caused by the stale cache" names
+                        # the cause)
+                        passive = any(ch.dep_ == "nsubjpass" for ch in v.children)
                         late = [ch for ch in v.children if ch.dep_ in ("agent", "prep")
+                                and not (passive and ch.dep_ == "agent")
                                 and ch.i > objs[0].i and ch.lower_ in _HOLDER_PREPS]
                         effect = self._entity_state(objs[0], recent, consumed, late)
                 if c.lemma == "make" and any(t.lower_ in ("possible", "feasible", "easier")
@@ -248,11 +262,99 @@ class _CausalReader:
                     if src_c is not None and src_c is not c:
                         links.append(_Link(node(src_c), edge, node(c), sign, status, low,
                                            c.sent))
+        links += self._why_links(doc, clauses, by_tok, clause_of, prev_clause)
+        links += self._adjacent_links(doc, clauses, links)
         for lk in links:
             if lk.edge in ("causes", "enables"):
                 lk.sign *= (_end_direction(doc, clauses, lk.cause)
                             * _end_direction(doc, clauses, lk.effect))
         return links
+
+
+    @staticmethod
+    def _why_links(doc: Any, clauses: list[_Clause], by_tok: dict[int, _Clause],
+                   clause_of: Any, prev_clause: Any) -> list[_Link]:
+        """"A, and that is why B", "A. This is how B": the clause before the pronoun causes B."""
+        out: list[_Link] = []
+        for c in clauses:
+            v = doc[c.tok]
+            if c.lemma != "be" or not any(ch.dep_ == "nsubj" and ch.lower_ in _WHY_PRONOUNS
+                                          for ch in v.children):
+                continue
+            told = [ch for ch in v.children if ch.dep_ in ("ccomp", "advcl") and ch.i > v.i
+                    and ch.i in by_tok and any(g.dep_ == "advmod" and g.lower_ in ("why", "how")
+                                               and g.i < ch.i for g in ch.children)]
+            if not told:
+                continue
+            src = clause_of(v.head) if v.dep_ == "conj" else (
+                prev_clause(c) if v.dep_ == "ROOT" else None)
+            if src is not None and src is not c and src.causal is None:
+                why = next(g.lower_ for g in told[0].children if g.dep_ == "advmod")
+                out.append(_Link(_Node(clause=src.idx), "causes",
+                                 _Node(clause=by_tok[told[0].i].idx), 1, "observed",
+                                 f"that is {why}", c.sent))
+        return out
+
+    @staticmethod
+    def _adjacent_links(doc: Any, clauses: list[_Clause], links: list[_Link]) -> list[_Link]:
+        """Implicit causality across adjacent sentences ("The cache was stale. The agent quoted
+        the old price."): a sentence whose main clause no stated link explains is read as caused
+        by the end of the sentence before it — the clause of that sentence no link leads on
+        from, else its main clause. The link is ``inferred`` (the causal-path gate does not let
+        a conclusion transfer over it), and it is not read where the text states a link between
+        the two sentences either way, or into a clause that is itself a causal verb."""
+        by_sent: dict[int, list[_Clause]] = {}
+        for c in clauses:
+            by_sent.setdefault(c.sent, []).append(c)
+        sent_at = {st.start: i for i, st in enumerate(doc.sents)}
+
+        def sent_of(nd: _Node) -> int | None:
+            if nd.clause is not None:
+                return clauses[nd.clause].sent
+            return sent_at.get(doc[nd.mention.tok].sent.start) if nd.mention is not None \
+                else None
+
+        spans = [{x for x in (sent_of(lk.cause), sent_of(lk.effect), lk.sent) if x is not None}
+                 for lk in links]
+        def end_key(c: _Clause) -> tuple[str, bool, str]:
+            return (c.lemma, c.negated, c.subjects[0].head if c.subjects else "")
+
+        def node_key(nd: _Node) -> tuple[str, bool, str] | None:
+            if nd.clause is not None:
+                return end_key(clauses[nd.clause])
+            return None
+
+        # a stated link B → A defeats the default reading A → B of two sentences in which
+        # clauses of the same verb and subject stand ("The bees stripped the flowers because
+        # the colonies were starving. The colonies starved.")
+        stated_back = {(node_key(lk.effect), node_key(lk.cause)) for lk in links}
+        effects = {lk.effect.clause for lk in links if lk.effect.clause is not None}
+        causes_of = {lk.cause.clause for lk in links if lk.cause.clause is not None}
+
+        def main(cs: list[_Clause]) -> _Clause | None:
+            root = [c for c in cs if doc[c.tok].dep_ == "ROOT"]
+            return (root or cs[:1] or [None])[0]
+
+        out: list[_Link] = []
+        for si in sorted(by_sent):
+            prev_cs, cs = by_sent.get(si - 1), by_sent[si]
+            if not prev_cs:
+                continue
+            tgt = main(cs)
+            if tgt is None or tgt.causal is not None or tgt.idx in effects:
+                continue
+            if any(si - 1 in sp and si in sp for sp in spans):
+                continue               # the text links the two sentences itself
+            ends = [c for c in prev_cs if c.idx in effects and c.idx not in causes_of
+                    and c.causal is None]
+            src = ends[-1] if ends else main(prev_cs)
+            if src is None or src.causal is not None:
+                continue
+            if (end_key(src), end_key(tgt)) in stated_back:
+                continue               # the text states it the other way round
+            out.append(_Link(_Node(clause=src.idx), "causes", _Node(clause=tgt.idx), 1,
+                             "inferred", "(the next sentence)", si))
+        return out
 
 
 def _end_direction(doc: Any, clauses: list[_Clause], nd: _Node) -> int:

@@ -214,6 +214,10 @@ class _ClauseReader:
             if ch.dep_ == "advmod" and (ch.lower_ in _NEG_ADVERBS or any(
                     g.dep_ == "advmod" and g.lower_ in _NEG_ADVERBS for g in ch.children)):
                 return True
+            if ch.dep_ == "advmod" and ch.lower_ in ("longer", "more") and any(
+                    g.lower_ == "no" for g in ch.children):
+                return True                    # "could no longer allocate"
+
             if ch.dep_ in ("nsubj", "nsubjpass", "dobj") and (
                     ch.lower_ in _NEG_PRONOUNS or any(
                         d.dep_ == "det" and d.lower_ == "no" for d in ch.children)):
@@ -327,6 +331,14 @@ class _ClauseReader:
         def from_tok(t: Any) -> list[_Mention]:
             if t.text.lower() in _RELATIVE and t.tag_ in ("WDT", "WP", "IN", "DT") \
                     and v.dep_ in ("relcl", "advcl", "acl", "ccomp"):
+                if t.lower_ == "which" and lemma in _CAUSAL_VERBS and t.i > 0 \
+                        and t.nbor(-1).text == "," and v.head.pos_ in ("NOUN", "PROPN", "PRON"):
+                    # a sentential relative: "the school told the story, which made the pupil
+                    # claim it" — what made her claim it is the telling, not the story
+                    gov = next((a for a in v.head.ancestors if a.i in by_tok), None)
+                    if gov is not None:
+                        c.event_subject = gov.i
+                        return []
                 if v.head.pos_ in ("NOUN", "PROPN"):
                     cop = v.head.head
                     if v.head.dep_ == "attr" and cop.lemma_ == "be":
@@ -450,6 +462,10 @@ class _ClauseReader:
             # "leads to overload on X" mis-parsed as an infinitive: "to" is the noun's aux
             words |= {g.lower_ for ch in children if ch.dep_ == "xcomp" and ch.pos_ == "NOUN"
                       for g in ch.children if g.dep_ == "aux"}
+            # "led the ranchers to breed more": the infinitive's "to" is the verb's
+            words |= {g.lower_ for ch in children if ch.dep_ in ("xcomp", "ccomp")
+                      and ch.pos_ in ("VERB", "AUX") and ch.i > v.i
+                      for g in ch.children if g.dep_ == "aux" and g.lower_ == "to"}
             if lemma in ("open", "pave") and not any(ch.dep_ == "dobj" and ch.lemma_ == "way"
                                                       for ch in children):
                 need = "\0"                       # only "opens / paves the way to"
@@ -461,7 +477,10 @@ class _ClauseReader:
                 c.verb = f"{lemma} {c.state}"
             elif pass_toks and not agent:
                 c.state = v.text.lower()
-            elif c.causal is None and not any(ch.dep_ in ("ccomp", "xcomp") for ch in children):
+            elif c.causal is None and not any(ch.dep_ in ("ccomp", "xcomp") and ch.i > v.i
+                                              for ch in children):
+                # (a complement *before* the verb is the first clause of "A, so B" parsed
+                # as B's ccomp, not what B says or wants)
                 c.state = lemma if lemma != "be" else None
         if (not subjects and c.event_subject is None and c.causal is None and objects
                 and any(ch.dep_ in ("nsubj", "nsubjpass") and ch.lower_ in _NEG_PRONOUNS

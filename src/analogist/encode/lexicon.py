@@ -17,6 +17,8 @@ _NEG_PRONOUNS = {"nobody", "nothing", "noone", "none", "neither"}
 """Negative subjects ("nobody checked", "nothing broke the loop")."""
 _RELATIVE = {"which", "that", "who", "whom", "whose"}
 _EVENT_PRONOUNS = {"this", "that", "it", "which"}
+_WHY_PRONOUNS = {"this", "that"}
+"""Subjects of "that is why B", "this is how B": the clause before them causes B."""
 _OBJECT_CONTROL = {"use", "employ", "utilize", "utilise", "apply", "allow", "enable", "permit",
                    "let", "cause", "force", "make", "help", "require", "ask", "tell", "want",
                    "expect", "lead", "need"}
@@ -51,10 +53,11 @@ _CAUSAL_VERBS: dict[str, tuple[str, str | None]] = {
     "delay": ("delays", None), "postpone": ("delays", None), "slow": ("delays", None),
     "bring": ("causes", "about"), "hold": ("delays", "up"), "open": ("enables", None),
     "pave": ("enables", None),
+    "produce": ("causes", None), "provoke": ("causes", None),
 }
 # entity-to-entity uses of these stay relations (they are also vocabulary relations)
 _RELATIONAL_CAUSAL = {"hold", "open", "pave", "trigger", "block", "mask", "hide", "conceal", "delay", "slow", "make",
-                      "stop", "keep", "cover", "postpone", "let"}
+                      "stop", "keep", "cover", "postpone", "let", "produce"}
 
 # subordinating markers: marker -> (edge, sign, status, direction) ; direction "sub->main" etc.
 _MARKERS: dict[str, tuple[str, int, str, str]] = {
