@@ -47,7 +47,8 @@ from analogist.judge import (
     self_score,
     with_critic,
 )
-from analogist.memory import pg_mac
+from analogist.memory import pg_mac, pg_vector
+from analogist.memory.pg_vector import PgVectorParams
 from analogist.memory.sqlite import Memory, StoredEpisode
 from analogist.params import bounded, check_bounds, flag
 from analogist.signature import (
@@ -91,6 +92,10 @@ class RetrieveParams:
             exact MAC, off by default (see :mod:`analogist.index.ann`; needs the ``ann`` extra).
         ann_min_rows: the channel size from which ``embedding_ann`` applies.
         ann: the HNSW settings.
+        pgvector: the embedding channel on a PostgreSQL store whose server has pgvector: the
+            top ``k`` per level from the database's HNSW index (see
+            :mod:`analogist.memory.pg_vector`); elsewhere, or below its ``min_rows``, the
+            channel is in-process as above.
         contradiction_discount: factor applied to a candidate's normalized score once per
             contradiction the judge finds (a mapped causal link the target states reversed, of
             the opposite kind or sign, or a relation with its roles swapped). Structure-mapping
@@ -120,6 +125,7 @@ class RetrieveParams:
     embedding_ann: bool = flag(False)
     ann_min_rows: int = bounded(50_000, lo=1, integer=True)
     ann: AnnParams = field(default_factory=AnnParams)
+    pgvector: PgVectorParams = field(default_factory=PgVectorParams)
     contradiction_discount: float = bounded(0.5, lo=0.0, hi=1.0)
     demote_contradicting: bool = flag(True)
 
@@ -306,6 +312,7 @@ class Retriever:
         # channel → (row positions in the index, matrix of those rows' vectors)
         self._embeddings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._ann: dict[str, HnswChannel] = {}
+        self._pgv: dict[str, int] | None = None  # level → vectors, when read from pgvector
         self._compiled: OrderedDict[int, tuple[StoredEpisode, Description, float]] = \
             OrderedDict()
         self._checked: dict[int, int] = {}  # id → generation its cached head was read at
@@ -337,7 +344,10 @@ class Retriever:
                     self.embedder = default_embedder()
                 else:
                     self.embedder = None
-            if self.embedder is not None:
+            # on PostgreSQL with pgvector the channel is read from the database instead
+            self._pgv = None if self.embedder is None else pg_vector.channels_for(
+                self.memory, self.namespace, self.params.pgvector)
+            if self.embedder is not None and self._pgv is None:
                 ids = self._index.ids
                 for ch in LEVEL_CHANNELS:
                     eids, mat = self.memory.embeddings(ch, self.namespace)
@@ -471,30 +481,35 @@ class Retriever:
         if self.embedder is None:
             skipped.append("embedding channel: no embedder configured or no stored level "
                            "embeddings")
-        elif not self._embeddings:
+        elif not self._embeddings and not self._pgv:
             skipped.append("embedding channel: no stored episode has level embeddings")
         else:
             from analogist.index.embed import abstract_texts  # the embedder package: httpx
 
             texts = abstract_texts(target)
-            used = [ch for ch in LEVEL_CHANNELS if ch in texts and ch in self._embeddings]
+            have = self._pgv or self._embeddings
+            used = [ch for ch in LEVEL_CHANNELS if ch in texts and ch in have]
             if not used:
                 skipped.append("embedding channel: the target has no L1-L3 levels")
             else:
                 qv = self.embedder.embed([texts[ch] for ch in used])
-                emb = np.zeros(len(ids), dtype=np.float64)
-                cnt = np.zeros(len(ids), dtype=np.float64)
-                for ch, q in zip(used, qv, strict=True):
-                    rows, mat = self._embeddings[ch]
-                    ann = self._ann.get(ch)
-                    if ann is None:
-                        sims = mat @ q.astype(np.float32)
-                        np.add.at(emb, rows, sims)
-                    else:  # approximate: only the k nearest rows score (see index.ann)
-                        near, sims = ann.search(q)
-                        np.add.at(emb, near, sims)
-                    np.add.at(cnt, rows, 1.0)
-                emb = np.divide(emb, cnt, out=np.zeros_like(emb), where=cnt > 0)
+                if self._pgv:  # the k nearest per level from the database's HNSW index
+                    emb = pg_vector.channel_scores(self.memory, self.namespace, ids, used, qv,
+                                                   p.pgvector)
+                else:
+                    emb = np.zeros(len(ids), dtype=np.float64)
+                    cnt = np.zeros(len(ids), dtype=np.float64)
+                    for ch, q in zip(used, qv, strict=True):
+                        rows, mat = self._embeddings[ch]
+                        ann = self._ann.get(ch)
+                        if ann is None:
+                            sims = mat @ q.astype(np.float32)
+                            np.add.at(emb, rows, sims)
+                        else:  # approximate: only the k nearest rows score (see index.ann)
+                            near, sims = ann.search(q)
+                            np.add.at(emb, near, sims)
+                        np.add.at(cnt, rows, 1.0)
+                    emb = np.divide(emb, cnt, out=np.zeros_like(emb), where=cnt > 0)
                 channels["embedding"] = emb
                 fused += p.w_embedding * emb
         return ids, fused, channels, skipped

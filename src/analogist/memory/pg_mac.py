@@ -11,9 +11,9 @@ Where stage 1 is computed: in-process, over this cached copy. A new process read
 rebuild), appends the episodes written since (ids above the copy's highest id), and from then on
 each query costs one small read of the namespace's generation counter (the trigger-maintained
 ``namespace_state`` row) before scoring in numpy; a copy whose ``rewrites`` differ (episodes
-changed or deleted) is rebuilt. The abstract-text (embedding) channel stays in-process too:
-pgvector is not installable on this machine's PostgreSQL 15 packages, and an exact in-database
-scan would ship every row's score to the client anyway.
+changed or deleted) is rebuilt. The abstract-text (embedding) channel is not part of this
+copy: in-process, or in pgvector's HNSW index where the server has the extension
+(:mod:`analogist.memory.pg_vector`).
 
 The unpacked copy goes through :meth:`MacIndex.load` and its checks (format, store identity,
 shapes, bounds), so a damaged row is rebuilt with a note, never trusted. Writes of the row are one

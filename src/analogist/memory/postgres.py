@@ -32,6 +32,8 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from analogist.memory import pg_vector
+from analogist.memory.records import _Prepared
 from analogist.memory.sqlite import Memory, StoreError, _now
 
 try:  # optional dependency: the 'postgres' extra
@@ -300,6 +302,8 @@ class PgMemory(Memory):
             pg.execute("SELECT pg_advisory_lock(%s)", (_LOCK_KEY,))
             try:
                 mem._migrate()
+                # the embedding channel in pgvector where the server has it (memory/pg_vector.py)
+                mem.pgvector_note = pg_vector.attach(mem)
             finally:
                 pg.execute("SELECT pg_advisory_unlock(%s)", (_LOCK_KEY,))
         except BaseException:
@@ -308,6 +312,22 @@ class PgMemory(Memory):
         return mem
 
     _service_ready = False
+    #: the store's pgvector side (memory/pg_vector.py), None when the channel is in-process
+    _pgvector: pg_vector.PgVector | None = None
+    #: why the embedding channel is in-process (None when pgvector is used)
+    pgvector_note: str | None = None
+
+    def _insert_batch(self, batch: Sequence[_Prepared], namespace: str, now: str) -> list[int]:
+        sids = super()._insert_batch(batch, namespace, now)
+        if self._pgvector is not None:  # the level vectors too, in the batch's transaction
+            self._pgvector.write_prepared(sids, batch, namespace)
+        return sids
+
+    def _rewrite(self, c: Any, p: _Prepared, ns: str) -> int:
+        sid = super()._rewrite(c, p, ns)
+        if self._pgvector is not None:
+            self._pgvector.write_prepared([sid], [p], ns)
+        return sid
 
     def ensure_service_tables(self) -> None:
         """Create the HTTP service's tables when missing (once per connection, under the
