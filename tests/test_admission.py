@@ -155,3 +155,23 @@ def test_metrics_report_the_heavy_lane(tmp_path, no_llm) -> None:
         lane = c.get("/v1/metrics", headers=h).json()["heavy_lane"]
         assert lane["workers"] == 1 and lane["queue"] == 3 and lane["done"] >= 1
         assert lane["running"] == 0 and lane["refused"] == 0
+
+
+def test_writes_take_turns_on_the_write_lane_and_a_full_one_answers_503(tmp_path, no_llm
+                                                                        ) -> None:
+    with _served_with_one_episode(tmp_path / "w.db", queue=0) as (app, c, h, sig):
+        lane = c.get("/v1/metrics", headers=h).json()["write_lane"]
+        assert lane["workers"] == 1 and lane["done"] == 1 and lane["refused"] == 0
+        with app.state.service.writes.slot():     # the write lane busy, no room to wait
+            r = c.post("/v1/ns/n/episodes", json=dict(sig, episode_id="second"), headers=h)
+            assert r.status_code == 503 and int(r.headers["retry-after"]) >= 1
+            assert r.json()["error"]["type"] == "busy"
+            # reads and finds do not queue behind writes
+            assert c.get("/v1/ns/n/episodes", headers=h).json()["total"] == 1
+            assert c.post("/v1/ns/n/find", json={"target": sig}, headers=h).status_code == 200
+        r = c.post("/v1/ns/n/episodes", json=dict(sig, episode_id="second"), headers=h)
+        assert r.status_code == 201
+        assert c.delete("/v1/ns/n/episodes/second", headers=h).status_code == 200
+        lane = c.get("/v1/metrics", headers=h).json()["write_lane"]
+        # done: the three writes and the test's own hold on the slot
+        assert lane["done"] == 4 and lane["refused"] == 1 and lane["running"] == 0

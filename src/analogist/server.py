@@ -36,7 +36,8 @@ own connection to the store (SQLite connections are per thread) and its own retr
 namespace. Finds, maps, foresight briefs and checks take one of a fixed number of slots (one per
 core by default) and wait in arrival order for one; when the queue is full they are refused
 with 503 and ``Retry-After`` (:mod:`analogist.service.admission`); no lock serialises checks or
-foresight (each thread has its own safeguard). Writes serialise on SQLite's write lock
+foresight (each thread has its own safeguard). Writes (episodes, bulk, delete, supersede,
+outcomes) take turns on a lane of one thread, with the same bounded queue and 503. Writes serialise on SQLite's write lock
 (``BEGIN IMMEDIATE``, 30 s busy timeout; a write that still finds it taken gets 503 and
 ``Retry-After`` and changes nothing). ``serve(workers=N)`` runs N such servers as processes on
 one listening socket over the same store (:mod:`analogist.service.workers`).
@@ -227,6 +228,10 @@ class _Service:
         #: (index, count) of this worker process under ``serve --workers``, else None
         self.worker = worker
         self.admission = admission or Admission()
+        # writes take turns on one thread: they serialise on the store's write lock anyway,
+        # and one waiting in line costs nothing, where dozens polling SQLite's lock take the
+        # cores (and the write lock's hand-over) from each other and from the finds
+        self.writes = Admission(1, self.admission.queue, name="analogist-write")
         self.store_path = str(app.settings.store)
         self.max_body = max_body
         self.limiter = RateLimiter(rate)
@@ -244,13 +249,22 @@ class _Service:
     def close(self) -> None:
         self.jobs.shutdown()
         self.admission.close()
+        self.writes.close()
         self.app.close()
 
     def heavy(self, fn: Callable[[], Any]) -> Any:
         """Run a CPU-bound request's work on the admission pool, or 503 when its queue is
         full."""
+        return self._lane(self.admission, fn)
+
+    def write(self, fn: Callable[[], Any]) -> Any:
+        """Run a request's store write on the write lane, or 503 when its queue is full."""
+        return self._lane(self.writes, fn)
+
+    @staticmethod
+    def _lane(lane: Admission, fn: Callable[[], Any]) -> Any:
         try:
-            return self.admission.run(fn)
+            return lane.run(fn)
         except Busy as e:
             raise ApiError(503, "busy", f"the server is busy ({e}); retry in "
                            f"{e.retry_after} s", None, {"Retry-After": str(e.retry_after)}
@@ -552,6 +566,7 @@ def _service_routes(app: FastAPI, svc: _Service, caller: Any) -> None:
     def metrics(key: Annotated[ApiKey, Depends(caller)]) -> dict[str, Any]:
         return {**svc.metrics.snapshot(None if key.admin else key.namespaces),
                 "heavy_lane": {**svc.admission.stats(), **svc.admission.counts()},
+                "write_lane": {**svc.writes.stats(), **svc.writes.counts()},
                 **_worker_json(svc)}
 
     @app.get("/v1/whoami", tags=["service"], summary="The calling key's name and namespaces.")
@@ -563,13 +578,14 @@ def _episode_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803
     @app.post(P + "/episodes", status_code=201, tags=["episodes"],
               summary="Store one episode (a Signature object as the body).")
     def create_episode(ns: NS, signature: dict[str, Any]) -> dict[str, Any]:
-        row = svc.app.add(signature, namespace=ns)
+        row = svc.write(lambda: svc.app.add(signature, namespace=ns))
         return {"id": row.id, "episode_id": row.episode_id, "namespace": ns}
 
     @app.post(P + "/episodes/bulk", status_code=201, tags=["episodes"],
               summary=f"Store up to {MAX_BULK} episodes in one transaction (all or nothing).")
     def bulk_create(ns: NS, body: BulkBody) -> dict[str, Any]:
-        ids = svc.app.add_many(body.episodes, namespace=ns, batch_size=len(body.episodes))
+        ids = svc.write(lambda: svc.app.add_many(body.episodes, namespace=ns,
+                                                 batch_size=len(body.episodes)))
         return {"ids": ids, "count": len(ids), "namespace": ns}
 
     @app.get(P + "/episodes", tags=["episodes"], summary="List episodes in id order.")
@@ -593,14 +609,14 @@ def _episode_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803
 
     @app.delete(P + "/episodes/{key}", tags=["episodes"], summary="Delete one episode.")
     def delete_episode(ns: NS, key: str) -> dict[str, Any]:
-        if not svc.app.memory().delete(_key_of(key), ns):
+        if not svc.write(lambda: svc.app.memory().delete(_key_of(key), ns)):
             raise ApiError(404, "not_found", f"no episode {key!r} in namespace {ns!r}", "key")
         return {"deleted": key, "namespace": ns}
 
     @app.post(P + "/episodes/{key}/supersede", tags=["episodes"],
               summary="Mark an episode as superseded by another of the same namespace.")
     def supersede(ns: NS, key: str, body: SupersedeBody) -> dict[str, Any]:
-        svc.app.memory().supersede(_key_of(key), _key_of(body.by), ns)
+        svc.write(lambda: svc.app.memory().supersede(_key_of(key), _key_of(body.by), ns))
         return {"superseded": key, "by": body.by, "namespace": ns}
 
 
@@ -718,11 +734,11 @@ def _outcome_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803
               summary="Record what an analogy led to (helped, did not help, or a negative "
                       "transfer), for 'triggers fit' and the ledger.")
     def record_outcome(ns: NS, body: OutcomeBody) -> dict[str, Any]:
-        return {"namespace": ns, **svc.app.record_outcome(
+        return {"namespace": ns, **svc.write(lambda: svc.app.record_outcome(
             body.log_id, helped=body.helped, negative=body.negative, used=body.used,
             note=body.note, result=body.result, counterfactual=body.counterfactual,
             higher_is_better=body.higher_is_better, item=body.item, action=body.action,
-            namespace=ns)}
+            namespace=ns))}
 
     @app.get(P + "/ledger", tags=["outcomes"],
              summary="The negative-transfer ledger of the namespace in numbers.")
@@ -845,12 +861,18 @@ def serve(store_path: str | Path, *, host: str = "127.0.0.1", port: int = 8765,
     # lazy: the ASGI server and the process supervisor, only for serving
     import uvicorn
 
-    from analogist.service.workers import ServeOptions, Supervisor, parse_workers
+    from analogist.service.workers import (
+        ServeOptions,
+        Supervisor,
+        limit_blas_threads,
+        parse_workers,
+    )
 
     count = parse_workers(workers)
     if count == 1:
         app = create_app(store_path, max_body_bytes=max_body_bytes,
                          rate_per_minute=rate_per_minute)
+        limit_blas_threads(1)       # one BLAS thread per heavy request, as in every worker
         uvicorn.run(app, host=host, port=port, log_level=log_level)
         return 0
     opts = ServeOptions(str(store_path), host, port, max_body_bytes, float(rate_per_minute),

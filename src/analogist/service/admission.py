@@ -47,7 +47,8 @@ class Busy(Exception):  # noqa: N818 - a state, not a bug
 class Admission:
     """``workers`` slots and a first-come-first-served queue of at most ``queue`` waiters."""
 
-    def __init__(self, workers: int | None = None, queue: int = 256) -> None:
+    def __init__(self, workers: int | None = None, queue: int = 256,
+                 name: str = "analogist-heavy") -> None:
         self.workers = default_workers() if workers is None else int(workers)
         self.queue = int(queue)
         if self.workers < 1 or self.queue < 0:
@@ -56,7 +57,7 @@ class Admission:
         self._running = 0
         self._waiting: deque[threading.Event] = deque()
         self._pool = ThreadPoolExecutor(max_workers=self.workers,
-                                        thread_name_prefix="analogist-heavy")
+                                        thread_name_prefix=name)
         self._done = 0
         self._refused = 0
 

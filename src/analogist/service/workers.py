@@ -20,9 +20,10 @@ store unchanged). Each worker's stage-1 index follows the store through the name
 generation counter, which the store's triggers bump in the same transaction as every write:
 a find in one worker sees the episodes another worker stored.
 
-Each worker gets the same share of the cores for its heavy-request lane and for OpenBLAS's
-thread pool (:func:`limit_blas_threads`): without that, two workers on two cores ran a sixth of
-the requests one worker did, their BLAS threads spinning against each other.
+Each worker gets the same share of the cores for its heavy-request lane, and OpenBLAS runs one
+thread per call (:func:`limit_blas_threads`; the requests are the parallelism): with a BLAS
+thread per core in every worker, two workers on two cores ran a sixth of the requests one
+worker did, their BLAS threads spinning against each other.
 
 SIGINT or SIGTERM stops every worker (each finishes the requests in hand) and then the
 supervisor; a worker whose supervisor is gone (killed outright) stops itself the same way. A worker that exits on its own — killed, crashed — is reported on standard error
@@ -119,7 +120,7 @@ def _worker_main(index: int, count: int, sock: socket.socket, opts: ServeOptions
     except AnalogistError as e:
         print(f"analogist serve: worker {index}: {e}", file=sys.stderr, flush=True)
         sys.exit(3)
-    limit_blas_threads(heavy)
+    limit_blas_threads(1)
     threading.Thread(target=_stop_with_parent, name="analogist-parent-watch",
                      daemon=True).start()
     _Server(uvicorn.Config(app, log_level=opts.log_level, lifespan="on"), ready).run(
