@@ -93,11 +93,14 @@ class _JsonStream:
     def _more(self) -> bool:
         if self.eof:
             return False
-        chunk = self.f.read(_CHUNK)
+        # chunks as large as a record may be: the buffer (kept a record ahead of the position)
+        # is copied once per such chunk, not once per 64 KiB
+        chunk = self.f.read(max(_CHUNK, self.limit))
         if not chunk:
             self.eof = True
             return False
-        _check_text(chunk, self.source, self.line + self.buf.count("\n"))
+        if "\x00" in chunk:  # (the line is counted only when there is one to name)
+            _check_text(chunk, self.source, self.line + self.buf.count("\n"))
         # drop what has been consumed, keeping line numbers right
         self.line += self.buf.count("\n", 0, self.pos)
         self.buf = self.buf[self.pos:] + chunk
