@@ -257,6 +257,8 @@ def main(argv: list[str] | None = None) -> dict:
                     help="server worker processes; several values run one after another")
     ap.add_argument("--retry-window", type=float, default=60.0,
                     help="seconds after the end during which a 503 is still retried")
+    ap.add_argument("--note", default=None,
+                    help="a label stored with the result (e.g. how loaded the machine was)")
     ap.add_argument("--out", type=Path, default=None)
     a = ap.parse_args(argv)
 
@@ -268,6 +270,7 @@ def main(argv: list[str] | None = None) -> dict:
     runs = [run_once(a, w, sigs) for w in counts]
     res = {
         "command": "python benchmarks/service_load.py " + " ".join(argv or sys.argv[1:]),
+        **({"note": a.note} if a.note else {}),
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                     "platform": platform.platform()},
         "runs": runs,
