@@ -495,7 +495,7 @@ class Retriever:
                 qv = self.embedder.embed([texts[ch] for ch in used])
                 if self._pgv:  # the k nearest per level from the database's HNSW index
                     emb = pg_vector.channel_scores(self.memory, self.namespace, ids, used, qv,
-                                                   p.pgvector)
+                                                   p.pgvector, prior=fused)
                 else:
                     emb = np.zeros(len(ids), dtype=np.float64)
                     cnt = np.zeros(len(ids), dtype=np.float64)

@@ -24,10 +24,11 @@ opened, under the writers' lock), the vectors are also kept in the database:
   vector (a superseded episode stays retrievable, as in-process).
 * **Read by stage 1** (:func:`channel_scores`, called by
   :meth:`analogist.retrieve.Retriever.mac`): per level the ``k`` nearest rows from the HNSW index
-  (``hnsw.ef_search`` from :class:`PgVectorParams`), each row's score the mean of its cosines over
-  the levels it has, as in-process; rows outside every level's ``k`` score 0 in this channel — the
-  same departure from exact search as the in-process HNSW option (:mod:`analogist.index.ann`),
-  measured by ``benchmarks/pg_vector_channel.py``. The process then never reads the namespace's
+  (``hnsw.ef_search`` from :class:`PgVectorParams`), plus the exact cosines of the rows the
+  other stage-1 channels rank highest (``rescore``, read by primary key), each row's score the
+  mean of its cosines over the levels it has, as in-process; a row in neither set scores 0 in
+  this channel — a departure from exact search like the in-process HNSW option's
+  (:mod:`analogist.index.ann`), measured by ``benchmarks/pg_vector_channel.py``. The process then never reads the namespace's
   vectors (no per-process copy of them). Below :attr:`PgVectorParams.min_rows` vectors the
   channel stays exact and in-process.
 
@@ -91,7 +92,10 @@ class PgVectorParams:
             always exact and in-process).
         min_rows: the namespace's vectors (in its largest level) from which the index is used;
             below it the channel is exact and in-process, as on SQLite.
-        k: rows per level the index returns (the rest score 0 in this channel).
+        k: rows per level the index returns.
+        rescore: the rows best by the other stage-1 channels (content, fingerprint) whose
+            cosines are also read, exactly, by primary key: a row neither among the ``k``
+            nearest nor among these scores 0 in this channel.
         ef_search: pgvector's ``hnsw.ef_search``, the candidate list of the graph search (at
             least ``k`` is used: pgvector returns at most ``ef_search`` rows).
     """
@@ -99,6 +103,7 @@ class PgVectorParams:
     enabled: bool = flag(True)
     min_rows: int = bounded(20_000, lo=1, integer=True)
     k: int = bounded(200, lo=1, hi=1000, integer=True)
+    rescore: int = bounded(1000, lo=0, hi=100_000, integer=True)
     ef_search: int = bounded(200, lo=1, hi=1000, integer=True)
 
     def __post_init__(self) -> None:
@@ -334,6 +339,20 @@ class PgVector:
         ids, sims = zip(*rows, strict=True)
         return np.asarray(ids, dtype=np.int64), np.asarray(sims, dtype=np.float64)
 
+    def cosines(self, namespace: str, channel: str, q: np.ndarray, ids: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """``(signature ids, cosines)`` of the vectors of ``ids`` (those that have one in this
+        level and namespace), exactly, found by the primary key."""
+        v = _Vec(np.asarray(q, dtype=np.float32))
+        rows = self._pg.execute(sql.SQL(
+            "SELECT signature_id, 1 - (emb {} %b) FROM {} WHERE namespace = %s "
+            "AND signature_id = ANY(%s)").format(self._dist, sql.Identifier(table(channel))),
+            (v, namespace, [int(i) for i in ids])).fetchall()
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        got, sims = zip(*rows, strict=True)
+        return np.asarray(got, dtype=np.int64), np.asarray(sims, dtype=np.float64)
+
     def levels_of(self, namespace: str, channels: Sequence[str], ids: np.ndarray
                   ) -> dict[int, int]:
         """How many of ``channels`` each of ``ids`` has a vector in."""
@@ -392,10 +411,13 @@ def channels_for(memory: Any, namespace: str, params: PgVectorParams) -> dict[st
 
 
 def channel_scores(memory: Any, namespace: str, ids: np.ndarray, channels: Sequence[str],
-                   queries: np.ndarray, params: PgVectorParams) -> np.ndarray:
+                   queries: np.ndarray, params: PgVectorParams,
+                   prior: np.ndarray | None = None) -> np.ndarray:
     """The embedding channel over the stage-1 rows ``ids`` (sorted): per level in ``channels``
-    the ``k`` nearest stored vectors to that level's query vector; a row's score is the mean of
-    its cosines over the levels it has among ``channels`` (0 outside every level's ``k``)."""
+    the ``k`` nearest stored vectors to that level's query vector, and the exact cosines of the
+    ``params.rescore`` rows best by ``prior`` (the other channels' fused score, aligned with
+    ``ids``; positive ones only); a row's score is the mean of its cosines over the levels it has
+    among ``channels`` (0 for a row neither near nor rescored)."""
     vec: PgVector = memory._pgvector
     for ch, q in zip(channels, queries, strict=True):
         d = vec.dim(ch)
@@ -405,8 +427,17 @@ def channel_scores(memory: Any, namespace: str, ids: np.ndarray, channels: Seque
                              "embedder the store was written with", field="embedder")
     emb = np.zeros(len(ids), dtype=np.float64)
     found: list[np.ndarray] = []
+    extra = np.zeros(0, dtype=np.int64)
+    if prior is not None and params.rescore and len(ids):
+        r = min(params.rescore, len(ids))
+        top = np.argpartition(-prior, r - 1)[:r]
+        extra = ids[top[prior[top] > 0]]
     for ch, q in zip(channels, queries, strict=True):
         near, sims = vec.search(namespace, ch, q, params.k, params.ef_search)
+        more = np.setdiff1d(extra, near)
+        if len(more):  # the rows the other channels rank high: their exact cosines
+            m_ids, m_sims = vec.cosines(namespace, ch, q, more)
+            near, sims = np.concatenate([near, m_ids]), np.concatenate([sims, m_sims])
         pos = np.minimum(np.searchsorted(ids, near), max(len(ids) - 1, 0))
         ok = (ids[pos] == near) if len(ids) else np.zeros(len(near), dtype=bool)
         np.add.at(emb, pos[ok], sims[ok])
