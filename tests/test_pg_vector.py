@@ -257,3 +257,27 @@ def _stays_in_process(url, cases, note, emb=None):
         assert res.results
     finally:
         mem.close()
+
+
+def test_rows_the_other_channels_favour_get_their_exact_cosines(pgvector_url, cases):
+    emb = Letters()
+    mem = open_memory(pgvector_url)
+    try:
+        mem.add_many(cases[1:], embed=_levels(emb))
+        target = cases[0]
+        local = _retrievers(mem, emb)[1]
+        exact = local.mac(target)[2]["embedding"]
+        for rescore in (0, 1000):
+            r = Retriever(mem, embedder=emb, log=False, params=RetrieveParams(
+                pgvector=PgVectorParams(min_rows=1, k=3, rescore=rescore)))
+            ids, _fused, ch, _sk = r.mac(target)
+            prior = ch["content"] + 0.25 * ch["fingerprint"]
+            got = ch["embedding"]
+            near = got > 0
+            if rescore == 0:  # only the 3 nearest per level score
+                assert 3 <= near.sum() <= 3 * len(LEVEL_CHANNELS) < len(ids)
+            else:  # and every row content or fingerprint ranks positive, exactly
+                assert np.all(near[prior > 0])
+                np.testing.assert_allclose(got[prior > 0], exact[prior > 0], atol=1e-5)
+    finally:
+        mem.close()
