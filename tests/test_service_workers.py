@@ -200,3 +200,15 @@ def test_openblas_threads_are_limited_in_this_process() -> None:
                if hasattr(lib, n))
     assert get() == 1
     limit_blas_threads(default_workers())     # back to one per core for the other tests
+
+
+def test_sigint_stops_every_worker(tmp_path, no_llm) -> None:
+    with _serve(tmp_path, "2") as s:
+        pids = s.pids(2)
+        s.proc.send_signal(signal.SIGINT)
+        assert s.proc.wait(timeout=120) == 0
+        rest = s.proc.stderr.read()
+        assert "stopped" in rest and "killed" not in rest and "exited" not in rest
+        for pid in pids.values():
+            with pytest.raises(ProcessLookupError):
+                os.kill(pid, 0)
