@@ -527,14 +527,19 @@ def _built(cls: type[BaseModel], values: dict[str, Any], fields: set[str]) -> An
     """What ``cls.model_construct(fields, **values)`` returns when ``values`` holds every field
     (the same four attributes, set without its per-call overhead)."""
     m = cls.__new__(cls)
-    _setattr(m, "__dict__", values)
-    _setattr(m, "__pydantic_fields_set__", fields)
-    _setattr(m, "__pydantic_extra__", None)
-    _setattr(m, "__pydantic_private__", None)
+    _set_dict(m, values)
+    _set_fields(m, fields)
+    _set_extra(m, None)
+    _set_private(m, None)
     return m
 
 
-_setattr = object.__setattr__
+# the setters of BaseModel's four slots, taken once: what object.__setattr__ would find and call
+# for each of them (the models are frozen, so their own __setattr__ refuses), without the lookup
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def _fast_atom(key: tuple[str, tuple[str, ...]], cache: dict[Any, Atom]) -> Atom:
