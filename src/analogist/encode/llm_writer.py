@@ -41,13 +41,21 @@ grounding factor (the share of roles whose entity is grounded in the text).
 from __future__ import annotations
 
 import json
-import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 from analogist.encode.base import EncodeResult, check_episode_text, source_hash
+from analogist.encode.llm_helpers import (
+    _dename,
+    _opt,
+    _s,
+    clip01,
+    grounding,
+    usage_of,
+    vocabulary_lines,
+)
 from analogist.errors import AnalogistError
 from analogist.llm.base import (
     NO_LLM_REASON,
@@ -56,7 +64,6 @@ from analogist.llm.base import (
     LLMResponseError,
     LLMResult,
     Message,
-    Usage,
 )
 from analogist.llm.prompts import load_prompt, wrap_data
 from analogist.llm.schemas import (
@@ -69,7 +76,6 @@ from analogist.signature import (
     EDGE_TYPES,
     KNOWN_KINDS,
     MAX_TAG,
-    MAX_TEXT,
     PRED_PATTERN,
     TAG_PATTERN,
     default_signature_vocabulary,
@@ -88,84 +94,6 @@ WRITER_PROMPTS: tuple[str, ...] = ("writer_roles", "writer_l1", "writer_structur
 MAX_WRITER_ROLES = 16
 _TAG = re.compile(TAG_PATTERN)
 _PRED = re.compile(PRED_PATTERN)
-_WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset("""a an the and or but of to in on at by for with from into onto over under
-as is are was were be been being it its this that these those there their they them he she his
-her we our you your i me my not no yes so than then too very can could would should will shall
-may might must do does did done has have had having which who whom whose what when where why how
-all any each every some such own same other more most less least only also just about after
-before again against between through during above below up down out off""".split())  # noqa: SIM905
-
-
-# -- small helpers shared with the critic and the parametric channel ---------------------------
-def vocabulary_lines(vocab: Vocabulary) -> str:
-    """``name/arity: definition`` per line, declared and proposed terms alike, in name order."""
-    lines = []
-    for p in sorted(vocab, key=lambda p: p.name):
-        arity = f"{p.arity}+" if p.n_ary else str(p.arity)
-        lines.append(f"- {p.name}/{arity}: {p.definition or '(proposed, no definition)'}")
-    return "\n".join(lines)
-
-
-def _content_words(text: str) -> set[str]:
-    out = set()
-    for w in _WORD.findall(text.lower()):
-        if len(w) < 3 or w in _STOP:
-            continue
-        out.add(w[:-1] if len(w) > 3 and w.endswith("s") else w)
-    return out
-
-
-def grounding(phrase: str, text: str) -> float:
-    """Share of ``phrase``'s content words that occur in ``text`` (0–1; a trailing plural ``s``
-    ignored). A phrase without content words counts as grounded when it occurs verbatim
-    (case-insensitive) in ``text``."""
-    words = _content_words(phrase)
-    if not words:
-        return 1.0 if phrase.strip() and phrase.strip().lower() in text.lower() else 0.0
-    have = _content_words(text)
-    return sum(w in have for w in words) / len(words)
-
-
-def clip01(x: Any, default: float = 0.0) -> float:
-    """``x`` as a float clipped to [0, 1]; ``default`` when it is not a finite number."""
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        return default
-    v = float(x)
-    if not math.isfinite(v):
-        return default
-    return min(1.0, max(0.0, v))
-
-
-def usage_of(results: Sequence[LLMResult]) -> dict[str, Any]:
-    """The accounting of ``results`` (the provider usage delta of these calls) as a dict."""
-    u = Usage()
-    for r in results:
-        u.add(r)
-    return u.to_json()
-
-
-def _s(x: Any, limit: int = MAX_TEXT) -> str:
-    return (x if isinstance(x, str) else "").strip()[:limit]
-
-
-def _opt(x: Any) -> str | None:
-    s = _s(x)
-    return s or None
-
-
-def _dename(text: str, names: dict[str, str]) -> tuple[str, bool]:
-    """Replace each name (case-insensitive, whole words, longest first) by its tag."""
-    changed = False
-    for name in sorted(names, key=len, reverse=True):
-        if len(name) < 3:
-            continue
-        pat = re.compile(r"(?<![A-Za-z0-9_])" + re.escape(name) + r"(?![A-Za-z0-9_])",
-                         re.IGNORECASE)
-        text, n = pat.subn(names[name], text)
-        changed = changed or n > 0
-    return text, changed
-
 
 class _Structure:
     """The checked L2 structure: kept relations and edges, and the predicates still undefined."""
