@@ -128,3 +128,46 @@ def test_no_longer_negates(enc: DeterministicEncoder) -> None:
     assert ["failure", "R1"] in rels["relations"]
     plain = enc.encode("The billing service could allocate memory.").signature.to_data()
     assert ["failure", "R1"] not in plain["relations"]
+
+
+# -- signed and masking causal verbs -----------------------------------------------------------
+def test_amplify_and_damp_are_edges_of_opposite_sign(enc: DeterministicEncoder) -> None:
+    up = skeleton(enc, "The crowd amplified the early arrivals.")
+    down = skeleton(enc, "The crowd damped the early arrivals.")
+    assert up == {("occurs", "causes", 1, "occurs")}
+    assert down == {("occurs", "causes", -1, "occurs")}
+    # between two plain things the verb stays a relation
+    rels = enc.encode("The amplifier boosts the signal.").signature.to_data()["relations"]
+    assert ["amplifies", "R1", "R2"] in rels
+
+
+def test_a_comparative_after_the_object_of_make_sets_the_sign(enc: DeterministicEncoder) -> None:
+    (e,) = edges(enc, "The later trains make the crowd at the gate smaller.")
+    assert e["sign"] == -1
+    (e,) = edges(enc, "The later trains make the crowd at the gate bigger.")
+    assert e["sign"] == 1
+
+
+def test_push_to_is_object_control(enc: DeterministicEncoder) -> None:
+    text = "The long queue pushes the students to come earlier."
+    (e,) = edges(enc, text)
+    assert _pred(e["effect"]) == "come_state"
+    assert role_of(enc, text, e["effect"]) == "students"
+
+
+def test_a_gerund_with_an_article_is_a_masking_end(enc: DeterministicEncoder) -> None:
+    story = ("The cook left each pie in the oven longer, and the longer roasting hid the weak "
+             "burner.")
+    minimal = ("The cook left each pie in the oven longer, and the weak burner hid the longer "
+               "roasting.")
+    a = [e for e in edges(enc, story) if e["edge"] == "masks"]
+    b = [e for e in edges(enc, minimal) if e["edge"] == "masks"]
+    assert len(a) == len(b) == 1
+
+    def ends(text: str, e: dict[str, Any]) -> tuple[tuple[str, str], tuple[str, str]]:
+        return ((_pred(e["cause"]), role_of(enc, text, e["cause"])),
+                (_pred(e["effect"]), role_of(enc, text, e["effect"])))
+
+    (ca, fa), (cb, fb) = ends(story, a[0]), ends(minimal, b[0])
+    assert fa == cb == ("degraded", "weak burner")
+    assert ca[0] == fb[0] and "roasting" in ca[1] and "roasting" in fb[1]

@@ -7,7 +7,12 @@ by the clause it follows; "A, and that is why B" / "A. This is how B" read A cau
 takes an infinitive ("led the ranchers to breed more"); and a sentence whose main clause no
 stated link explains is read as caused by the end of the sentence before it (``inferred``,
 connective "(the next sentence)"), unless the text links the two sentences itself or states
-the reverse between clauses of the same verbs and subjects."""
+the reverse between clauses of the same verbs and subjects. "amplify / magnify / intensify"
+are positive causal verbs and "damp / dampen / suppress / attenuate / curb" negative ones (both
+stay relations between two plain things); "push / drive X to V" and "force" cause; a gerund
+with an article that the parser tagged as a verb ("the longer baking hid the weak element") is
+a noun-phrase end, not a clause; and a comparative after the object of "make" ("make the queue
+at the counter shorter") sets the effect's direction however the parser attached it."""
 
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ from typing import Any
 from analogist.encode.clauses import _Clause, _Link, _Mention, _Node
 from analogist.encode.lexicon import (
     _ADVERBIALS,
+    _DAMPING_VERBS,
     _EVENT_NOUN,
     _HOLDER_PREPS,
     _MARKERS,
@@ -92,7 +98,12 @@ class _CausalReader:
                         cause = self._entity_state(po[1], recent, consumed) if po else None
                     else:
                         st = [ch for ch in v.children if ch.dep_ == "nsubj"]
-                        cause = self._entity_state(st[0], recent, consumed) if st else None
+                        gs = self._gerund_subject(v) if not st else (
+                            st[0] if self._nominal_gerund(st[0]) else None)
+                        if gs is not None:
+                            cause = self._gerund_node(gs)
+                        else:
+                            cause = self._entity_state(st[0], recent, consumed) if st else None
                     if cause is not None and cause.mention is not None and cause.mention.resolved:
                         status = "inferred"
                 effect: _Node | None = None
@@ -102,7 +113,11 @@ class _CausalReader:
                          for g in ch.children if g.dep_ == "pcomp" and g.i in by_tok]
                 gcomp = [ch for ch in comp if ch.tag_ == "VBG" and any(
                     x.dep_ == "nsubj" and x.pos_ in ("NOUN", "PROPN") for x in ch.children)]
-                if comp and not gcomp:
+                ngers = [ch for ch in v.children if ch.dep_ in ("xcomp", "ccomp", "dobj")
+                         and ch.i > v.i and self._nominal_gerund(ch)]
+                if ngers and not comp:
+                    effect = self._gerund_node(ngers[0])   # "hid the longer baking"
+                elif comp and not gcomp:
                     effect = node(by_tok[comp[0].i])
                 elif pcomp and not gcomp:
                     effect = node(by_tok[pcomp[0].i])
@@ -152,18 +167,28 @@ class _CausalReader:
                                 and not (passive and ch.dep_ == "agent")
                                 and ch.i > objs[0].i and ch.lower_ in _HOLDER_PREPS]
                         effect = self._entity_state(objs[0], recent, consumed, late)
+                        if effect is not None and c.lemma == "make":
+                            # "make the queue (at the counter) shorter": a comparative after
+                            # the object, however the parser attached it
+                            own = {t.i for ch in v.children if ch.dep_ == "conj"
+                                   for t in ch.subtree}
+                            effect.words = tuple(
+                                t.i for t in v.subtree if t.i > objs[0].i and t.i not in own
+                                and t.tag_ in ("JJR", "RBR") and t.dep_ != "amod")
                 if c.lemma == "make" and any(t.lower_ in ("possible", "feasible", "easier")
                                              for t in v.subtree):
                     c.causal = "enables"          # "A makes B possible"
                 plain = (cause is not None and effect is not None and cause.clause is None
                          and effect.clause is None and cause.state == "occurs"
                          and effect.state == "occurs" and not cause.event and not effect.event
+                         and not effect.words
                          and not any(_EVENT_NOUN.search(nd.mention.head)
                                      for nd in (cause, effect) if nd.mention is not None))
                 if plain and c.lemma in _RELATIONAL_CAUSAL:
                     c.causal = None              # an entity-to-entity relation, typed later
                 elif cause is not None and effect is not None:
-                    links.append(_Link(cause, c.causal, effect, 1, status, c.verb, c.sent))
+                    sign = -1 if c.lemma in _DAMPING_VERBS else 1
+                    links.append(_Link(cause, c.causal, effect, sign, status, c.verb, c.sent))
                 else:
                     c.causal = None
             # (b) subordinate clauses with a marker
@@ -271,6 +296,14 @@ class _CausalReader:
         return links
 
 
+    def _gerund_node(self, g: Any) -> _Node:
+        """An end that is a nominal gerund ("the longer baking"): the event over the gerund's own
+        entity, its state from the gerund's words."""
+        lem = (g.lemma_ or g.text).lower()
+        return _Node(mention=self._mention(g),
+                     state=self._state_of_words([(lem, g.lower_)], g.lower_) or "occurs",
+                     event=True)
+
     @staticmethod
     def _why_links(doc: Any, clauses: list[_Clause], by_tok: dict[int, _Clause],
                    clause_of: Any, prev_clause: Any) -> list[_Link]:
@@ -376,6 +409,7 @@ def _end_direction(doc: Any, clauses: list[_Clause], nd: _Node) -> int:
             toks.append(h.head)            # "makes the queue shorter"
     else:
         return 1
+    toks += [doc[i] for i in nd.words if doc[i] not in toks]
     d = 1
     for t in toks:
         if t.lower_ in _DECREASE_WORDS or t.lemma_.lower() in _DECREASE_WORDS:

@@ -8,6 +8,7 @@ from typing import Any
 
 from analogist.encode.base import Triple
 from analogist.encode.lexicon import (
+    _ARTICLES,
     _BELIEF_VERBS,
     _CAUSAL_PREPS,
     _CAUSAL_VERBS,
@@ -73,6 +74,7 @@ class _Node:
     mention: _Mention | None = None
     state: str | None = None       # attribute for an entity node
     event: bool = False            # read from a state/event phrase ("the failure of X")
+    words: tuple[int, ...] = ()    # further tokens naming the end's direction ("make X shorter")
 
 
 @dataclass
@@ -194,7 +196,29 @@ class _ClauseReader:
 
     # -- clauses -------------------------------------------------------------------------------
     @staticmethod
-    def _is_head(tok: Any) -> bool:
+    def _nominal_gerund(tok: Any) -> bool:
+        """A gerund with an article, tagged as a verb ("the longer *baking* hid the element"):
+        a noun phrase, not a clause."""
+        if tok.tag_ != "VBG":
+            return False
+        left = [t for t in tok.subtree if t.i < tok.i]
+        # (the small model may tag the article itself as an adverb: "the/advmod longer baking")
+        return bool(left) and left[0].lower_ in _ARTICLES and all(
+            t.dep_ in ("det", "advmod", "amod", "compound", "neg") for t in left[1:])
+
+    @classmethod
+    def _gerund_subject(cls, v: Any) -> Any | None:
+        """The nominal gerund a verb hangs on when the parser made the gerund the verb's head
+        ("the longer baking(conj) hid(xcomp) the element"): the verb's subject."""
+        h = v.head
+        if v.dep_ in ("xcomp", "ccomp", "conj", "advcl") and h.i < v.i and cls._nominal_gerund(h):
+            return h
+        return None
+
+    @classmethod
+    def _is_head(cls, tok: Any) -> bool:
+        if cls._nominal_gerund(tok):
+            return False
         if tok.pos_ == "VERB":
             return tok.dep_ not in ("amod", "compound", "aux", "auxpass", "nmod")
         if tok.pos_ == "AUX":
@@ -372,6 +396,9 @@ class _ClauseReader:
                 if t.dep_ == "expl":
                     continue
                 subjects.extend(from_tok(t))
+        gsubj = self._gerund_subject(v) if not subj_toks and not pass_toks else None
+        if gsubj is not None:
+            subjects = [self._mention(gsubj)]
         if not subjects and c.event_subject is None and not subj_toks and not pass_toks:
             subjects, c.event_subject = self._inherit_subjects(v, recent, by_tok)
 

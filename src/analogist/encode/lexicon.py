@@ -21,7 +21,7 @@ _WHY_PRONOUNS = {"this", "that"}
 """Subjects of "that is why B", "this is how B": the clause before them causes B."""
 _OBJECT_CONTROL = {"use", "employ", "utilize", "utilise", "apply", "allow", "enable", "permit",
                    "let", "cause", "force", "make", "help", "require", "ask", "tell", "want",
-                   "expect", "lead", "need"}
+                   "expect", "lead", "need", "push", "drive"}
 _LINKING = {"be", "become", "go", "turn", "get", "remain", "stay", "seem", "grow", "fall",
             "appear", "look", "feel"}
 _SKIP_PREPS = {"due", "despite", "because", "as", "owing", "thanks", "after", "before", "during",
@@ -54,10 +54,19 @@ _CAUSAL_VERBS: dict[str, tuple[str, str | None]] = {
     "bring": ("causes", "about"), "hold": ("delays", "up"), "open": ("enables", None),
     "pave": ("enables", None),
     "produce": ("causes", None), "provoke": ("causes", None),
+    "amplify": ("causes", None), "magnify": ("causes", None), "intensify": ("causes", None),
+    "damp": ("causes", None), "dampen": ("causes", None), "suppress": ("causes", None),
+    "attenuate": ("causes", None), "curb": ("causes", None),
+    "push": ("causes", "to"), "drive": ("causes", "to"), "force": ("causes", None),
 }
+_DAMPING_VERBS = {"damp", "dampen", "suppress", "attenuate", "curb"}
+"""Causal verbs whose edge is negative: the cause makes its effect smaller ("the queue *damped*
+the early arrivals" against "… *amplified* …")."""
 # entity-to-entity uses of these stay relations (they are also vocabulary relations)
 _RELATIONAL_CAUSAL = {"hold", "open", "pave", "trigger", "block", "mask", "hide", "conceal", "delay", "slow", "make",
-                      "stop", "keep", "cover", "postpone", "let", "produce"}
+                      "stop", "keep", "cover", "postpone", "let", "produce",
+                      "amplify", "magnify", "intensify", "damp", "dampen", "suppress",
+                      "attenuate", "curb", "push", "drive", "force"}
 
 # subordinating markers: marker -> (edge, sign, status, direction) ; direction "sub->main" etc.
 _MARKERS: dict[str, tuple[str, int, str, str]] = {
