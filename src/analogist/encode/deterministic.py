@@ -268,7 +268,8 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
 
         The stages, in order: :meth:`_read` (clauses, causal links, state holders),
         :meth:`_cast` (roles), :meth:`_fix_operator`, :meth:`_type_clauses` (relation typing),
-        :meth:`_relation_atoms`, :meth:`_chain` (causal edges over atoms), :meth:`_state_atoms`
+        :meth:`_relation_atoms`, :meth:`_type_edge_ends` (edge ends onto neutral predicates),
+        :meth:`_chain` (causal edges over atoms), :meth:`_state_atoms`
         (vocabulary states outside edges), :meth:`_levels`, :func:`_kind`, :meth:`_confidence`,
         and :meth:`_assemble` (the validated signature)."""
         norm = self._check(text, source)
@@ -280,8 +281,9 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
         typed, arity_of = self._type_clauses(rd)
         proposed: dict[str, str] = {}
         relations = self._relation_atoms(rd, typed, cast.tags, proposed)
-        chain, link_recs, state_arity = self._chain(rd, typed, cast.tags, arity_of, proposed,
-                                                    notes)
+        end_typed = {**typed, **self._type_edge_ends(rd.links, rd.cl, typed)}
+        chain, link_recs, state_arity = self._chain(rd, end_typed, cast.tags, arity_of,
+                                                    proposed, notes)
         relations.extend(self._state_atoms(rd, typed, cast.tags, state_arity))
         rel_sorted = sorted({tuple(r) for r in relations})
         levels = self._levels(rd, cast.tags, fix_spans, chain, rel_sorted, proposed, notes)
@@ -508,7 +510,9 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
                           "status": lk.status})
             link_recs.append({"edge": f"{a} {lk.edge} {b}", "connective": lk.connective,
                               "sentence": lk.sent, "status": lk.status, "sign": lk.sign,
-                              "evidence": rd.sents[lk.sent].text[:300]})
+                              "evidence": rd.sents[lk.sent].text[:300],
+                              "surface": [_surface_of(lk.cause, rd.cl), _surface_of(lk.effect,
+                                                                                   rd.cl)]})
         if dropped:
             notes.append(f"{dropped} causal link(s) dropped: an end had no atom over kept roles, "
                          f"or repeated another edge")
@@ -716,6 +720,17 @@ def _node_atom(nd: _Node, cl: dict[int, _Clause], typed: dict[int, _Typed],
     if tg is None or nd.state is None:
         return None
     return f"{nd.state}({tg})"
+
+
+def _surface_of(nd: _Node, cl: dict[int, _Clause]) -> str:
+    """The words an edge end was read from (provenance of its typed atom): the clause's verb
+    ("not " when negated), else the state phrase's holder and attribute."""
+    if nd.clause is not None:
+        c = cl[nd.clause]
+        return ("not " if c.negated else "") + (c.state or c.verb) if not c.objects else \
+            ("not " if c.negated else "") + c.verb
+    phrase = nd.mention.phrase if nd.mention is not None else ""
+    return f"{nd.state or ''} {phrase}".strip()
 
 
 def _mark(atom: str, proposed: dict[str, str]) -> str:

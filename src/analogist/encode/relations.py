@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from analogist.encode.clauses import _Clause, _Typed
+from analogist.encode.clauses import _Clause, _Link, _Typed
 from analogist.encode.lexicon import (
     _CHECK_VERBS,
     _CUE_INDEX,
@@ -19,8 +19,37 @@ from analogist.encode.lexicon import (
     _strip_roles,
 )
 from analogist.encode.params import EncoderParams
+from analogist.encode.states import _GENERAL_STATES
 from analogist.index.embed import Embedder
 from analogist.vocabulary import Predicate, Vocabulary
+
+_GENERAL_RELATIONS: dict[str, tuple[str, ...]] = {
+    "changes": ("shift", "move", "change", "alter", "modify", "revise", "resurvey", "adjust",
+                "raise", "lower", "reset", "rewrite", "edit", "reroute", "rearrange", "redraw",
+                "reprice", "relocate", "replace"),
+    "supplies": ("give", "send", "feed", "supply", "deliver", "issue", "offer", "sell", "pay",
+                 "provide", "hand", "serve", "distribute", "lend", "ship", "post", "grant",
+                 "pump", "release"),
+    "uses": ("use", "employ", "apply", "operate", "run", "work with", "burn"),
+    "acquires": ("buy", "purchase", "acquire", "take", "get", "collect", "harvest", "catch",
+                 "gather", "obtain", "receive", "order", "hire", "borrow", "import"),
+    "harms": ("damage", "harm", "injure", "hurt", "scald", "hit", "strike", "destroy",
+              "demolish", "wreck", "kill", "flood", "ruin", "poison", "sicken", "crush",
+              "drown", "erode", "sting", "ground on"),
+    "disables": ("disable", "switch off", "turn off", "shut off", "shut down", "deactivate",
+                 "bypass", "override", "silence", "mute", "unplug", "disconnect", "remove"),
+    "selects": ("choose", "select", "pick", "rank", "judge", "rate", "grade", "prefer",
+                "favour", "favor", "sort", "score", "shortlist"),
+    "imitates": ("copy", "imitate", "mimic", "learn", "emulate", "adopt"),
+    "trusts_as_authoritative": ("follow", "obey", "heed"),
+    "blocks": ("stop", "halt", "hold back", "jam", "clog"),
+}
+"""General English verbs (lemma, with a particle or preposition when it matters) read as the
+vocabulary's domain-neutral relations when neither a name, a synonym nor the cue lexicon types a
+clause at the end of a causal edge: "the storm shifted the sandbar" → ``changes``, "the bakery
+sold the loaves" → ``supplies``. A verb's meaning, not its domain: every entry is an ordinary
+verb."""
+_GENERAL_INDEX = {verb: name for name, verbs in _GENERAL_RELATIONS.items() for verb in verbs}
 
 
 class _RelationTyper:
@@ -164,6 +193,43 @@ class _RelationTyper:
             keys.append(f"{c.lemma} {c.complement.split(' ')[0]}")
         for k in keys:
             name = _CUE_INDEX.get(k)
+            if name is not None:
+                p = self.vocab.get(name)
+                if p is not None and p.accepts_arity(2):
+                    return p
+        return None
+
+    def _type_edge_ends(self, links: list[_Link], cl: dict[int, _Clause],
+                        typed: dict[int, _Typed]) -> dict[int, _Typed]:
+        """Domain-neutral typings for the clause ends of causal links that were left as proposed
+        (surface-verb) terms: a binary clause by its verb (:data:`_GENERAL_RELATIONS`), a unary
+        one by its state word, verb or participle (:data:`_GENERAL_STATES`). A negated clause
+        keeps its proposed term (the negation is part of the reading). Only the edge's atom is
+        retyped; the clause's relation atom keeps the surface verb, which the link record also
+        keeps (``surface``)."""
+        out: dict[int, _Typed] = {}
+        for k in sorted({nd.clause for lk in links for nd in (lk.cause, lk.effect)
+                         if nd.clause is not None}):
+            t, c = typed.get(k), cl[k]
+            if t is None or not t.proposed or c.negated:
+                continue
+            if t.arity == 2:
+                p = self._general(c)
+            else:
+                name = next((_GENERAL_STATES[w] for w in (c.state, c.verb, c.lemma,
+                                                          c.verb_text.split(" ")[0].lower())
+                             if w and w in _GENERAL_STATES), None)
+                p = self.vocab.get(name) if name is not None else None
+                p = p if p is not None and p.accepts_arity(1) else None
+            if p is not None:
+                out[k] = _Typed(p.name, t.arity, False, 1.0, p.definition)
+        return out
+
+    def _general(self, c: _Clause) -> Predicate | None:
+        """The general-verb layer: the clause's verb with its particle or preposition, then its
+        lemma alone, against :data:`_GENERAL_RELATIONS`."""
+        for k in (c.verb, c.lemma):
+            name = _GENERAL_INDEX.get(k)
             if name is not None:
                 p = self.vocab.get(name)
                 if p is not None and p.accepts_arity(2):

@@ -23,6 +23,32 @@ from analogist.encode.params import EncoderParams
 from analogist.index.embed import Embedder
 from analogist.vocabulary import Vocabulary
 
+_GENERAL_STATES: dict[str, str] = {
+    **dict.fromkeys(("shift", "shifted", "move", "moved", "change", "changed", "alter",
+                     "altered", "relocate", "relocated", "revise", "revised", "resurvey",
+                     "resurveyed", "redraw", "redrawn"), "changed"),
+    **dict.fromkeys(("rise", "risen", "soar", "soared", "grow", "growth", "climb", "swell",
+                     "surge", "spike", "jump", "increase", "increased", "multiply", "boom",
+                     "double", "mount", "expand", "higher", "more"), "increased"),
+    **dict.fromkeys(("fall", "drop", "sink", "shrink", "dwindle", "decrease", "decreased",
+                     "plunge", "slump", "dip", "fewer", "less", "lower", "reduced"),
+                    "decreased"),
+    **dict.fromkeys(("ground", "aground", "scald", "scalded", "injure", "injured", "injury",
+                     "hurt", "damage", "damaged", "drown", "flood", "flooded", "sicken", "sick",
+                     "ill", "wreck", "wrecked", "wound", "wounded", "harm", "harmed", "sting",
+                     "stung", "poison", "poisoned"), "harmed"),
+    **dict.fromkeys(("arrive", "arrival", "come", "appear", "return", "land", "turn up",
+                     "show up", "come in"), "arrived"),
+    **dict.fromkeys(("leave", "left", "depart", "quit", "withdraw", "flee", "go away",
+                     "drop out", "walk out"), "departed"),
+    **dict.fromkeys(("close", "closed", "shut"), "outage"),
+}
+"""General English verbs, participles and nouns of change, rise, fall, harm and arrival read as
+the vocabulary's domain-neutral states (the ends of causal edges in any domain: "the sandbar
+shifted" → ``changed``, "the price soared" → ``increased``); used for an edge end that the
+vocabulary's own names, :data:`~analogist.encode.lexicon._STATE_WORDS` and the embedder left as a
+proposed term (:meth:`~analogist.encode.relations._RelationTyper._type_edge_ends`)."""
+
 
 class _StateReader:
     """Mixin of :class:`~analogist.encode.deterministic.DeterministicEncoder`: state atoms: a state or event noun phrase read as a state of its holder (stage 3, states)."""
