@@ -63,11 +63,13 @@ from analogist.vocabulary import Vocabulary
 LEVEL_CHANNELS = ("L1", "L2", "L3")
 COMPILED_CACHE = 4096
 """Compiled episodes a retriever keeps (least recently used ones are dropped)."""
+QUERY_EMBEDDINGS = 1024
+"""Default of :attr:`RetrieveParams.query_embedding_cache`."""
 
 _log = logging.getLogger("analogist.retrieve")
 
 __all__ = ["COMPILED_CACHE", "DecoyProbe", "FindResult", "Hit", "LEVEL_CHANNELS",
-           "RetrieveParams", "Retriever", "level_embeddings", "surface_tokens"]
+           "QUERY_EMBEDDINGS", "RetrieveParams", "Retriever", "level_embeddings", "surface_tokens"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +112,10 @@ class RetrieveParams:
             cross-domain partner that maps less of it; a contradicted mechanism is evidence
             against the analogy, not a weaker likeness, so it is a tier, not a factor. False
             orders by the discounted score alone.
+        query_embedding_cache: query-text embeddings a retriever keeps, keyed by the
+            embedder's name and the text (least recently used dropped; 0: none kept). A level
+            text asked again — the same query, or an episode's own levels — is not embedded
+            again.
     """
 
     k: int = bounded(5, lo=1, integer=True)
@@ -128,6 +134,7 @@ class RetrieveParams:
     pgvector: PgVectorParams = field(default_factory=PgVectorParams)
     contradiction_discount: float = bounded(0.5, lo=0.0, hi=1.0)
     demote_contradicting: bool = flag(True)
+    query_embedding_cache: int = bounded(QUERY_EMBEDDINGS, lo=0, integer=True)
 
     def __post_init__(self) -> None:
         check_bounds(self)
@@ -284,6 +291,60 @@ def _top(scores: np.ndarray, k: int, *, positive: bool) -> np.ndarray:
     return cand[np.lexsort((cand, -scores[cand]))[:k]]
 
 
+class _Channel:
+    """One level's stored embeddings as rows of the stage-1 index: ``rows`` (positions, unique,
+    increasing) and ``mat`` (their vectors), kept in buffers that grow by doubling so that the
+    rows added after a write are appended without copying the whole matrix each time."""
+
+    __slots__ = ("_rows", "_mat", "n", "version")
+
+    def __init__(self, rows: np.ndarray, mat: np.ndarray) -> None:
+        self._rows = np.asarray(rows, dtype=np.int64)
+        self._mat = np.asarray(mat, dtype=np.float32)
+        self.n = len(self._rows)
+        self.version = 0  # bumped by every append (an HNSW index is rebuilt only then)
+
+    @property
+    def rows(self) -> np.ndarray:
+        return self._rows[:self.n]
+
+    @property
+    def mat(self) -> np.ndarray:
+        return self._mat[:self.n]
+
+    def append(self, rows: np.ndarray, mat: np.ndarray) -> None:
+        """Add rows past every row held (the positions of episodes appended to the index)."""
+        if not len(rows):
+            return
+        if mat.shape[1] != self._mat.shape[1]:
+            raise AnalogistError("the embedding channel mixes vector sizes (a new episode's "
+                                 f"has {mat.shape[1]}, the stored ones {self._mat.shape[1]})")
+        need = self.n + len(rows)
+        if need > len(self._rows):
+            cap = max(need, 2 * len(self._rows), 64)
+            grown_rows = np.empty(cap, dtype=np.int64)
+            grown_mat = np.empty((cap, self._mat.shape[1]), dtype=np.float32)
+            grown_rows[:self.n] = self._rows[:self.n]
+            grown_mat[:self.n] = self._mat[:self.n]
+            self._rows, self._mat = grown_rows, grown_mat
+        self._rows[self.n:need] = rows
+        self._mat[self.n:need] = mat
+        self.n = need
+        self.version += 1
+
+
+def _positions(ids: np.ndarray, eids: list[int] | np.ndarray, mat: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The index positions of the embedded episodes ``eids`` (and their vectors), leaving out
+    any the index does not hold."""
+    if not len(eids) or not len(ids):
+        return np.zeros(0, dtype=np.int64), mat[:0]
+    e = np.asarray(eids, dtype=np.int64)
+    rows = np.minimum(np.searchsorted(ids, e), len(ids) - 1)
+    ok = ids[rows] == e
+    return rows[ok], mat[ok]
+
+
 class Retriever:
     """MAC/FAC over one namespace of a memory.
 
@@ -309,15 +370,52 @@ class Retriever:
         self.notes: list[str] = []
         self._state: tuple[int, int] | None = None
         self._index: MacIndex | None = None
-        # channel → (row positions in the index, matrix of those rows' vectors)
-        self._embeddings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self._ann: dict[str, HnswChannel] = {}
+        # channel → its stored embeddings as index rows; read in full after a rewrite (or a
+        # new index), else only for the rows appended since (_embedded: rows of the index read)
+        self._embeddings: dict[str, _Channel] = {}
+        self._embedded: tuple[MacIndex, int] | None = None
+        # channel → (the channel and its version it was built from, HNSW index)
+        self._ann: dict[str, tuple[_Channel, int, HnswChannel]] = {}
         self._pgv: dict[str, int] | None = None  # level → vectors, when read from pgvector
         self._compiled: OrderedDict[int, tuple[StoredEpisode, Description, float]] = \
             OrderedDict()
         self._checked: dict[int, int] = {}  # id → generation its cached head was read at
         self._schemas: list[tuple[int, str, Signature, Description]] | None = None
         self._surfaces: dict[int, frozenset[str]] | None = None
+        # (embedder name, text) → its embedding, least recently used first
+        self._query_vecs: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._query_counts = {"hits": 0, "misses": 0}
+
+    @property
+    def stats(self) -> dict[str, dict[str, int]]:
+        """Counters of the retriever's caches: ``query_embeddings`` (hits, misses, size)."""
+        return {"query_embeddings": {**self._query_counts, "size": len(self._query_vecs)}}
+
+    def _embed_queries(self, texts: list[str]) -> list[np.ndarray]:
+        """The embeddings of ``texts``, from the query-embedding cache where it has them; the
+        others in one call to the embedder."""
+        name = str(getattr(self.embedder, "name", "") or type(self.embedder).__qualname__)
+        cache, cap = self._query_vecs, self.params.query_embedding_cache
+        out: list[np.ndarray | None] = []
+        for t in texts:
+            got = cache.get((name, t))
+            if got is not None:
+                cache.move_to_end((name, t))
+            out.append(got)
+        todo = [i for i, v in enumerate(out) if v is None]
+        self._query_counts["hits"] += len(texts) - len(todo)
+        self._query_counts["misses"] += len(todo)
+        if todo:
+            vecs = self.embedder.embed([texts[i] for i in todo])
+            for i, v in zip(todo, vecs, strict=True):
+                v = np.array(v, dtype=np.float32)  # a copy of its own, never written to
+                v.setflags(write=False)
+                out[i] = v
+                if cap > 0:
+                    cache[(name, texts[i])] = v
+            while len(cache) > cap:
+                cache.popitem(last=False)
+        return [v for v in out if v is not None]
 
     # -- caches ------------------------------------------------------------------------------
     def _note(self, text: str) -> None:
@@ -334,7 +432,6 @@ class Retriever:
             state = self.memory.generation(self.namespace)
             rewritten = self._state is None or state[1] != self._state[1]
             self._index = self._current_index(state)
-            self._embeddings = {}
             if self.embedder == "auto":
                 # the default embedder when (and only when) the namespace has level embeddings
                 if self.memory.has_embeddings(LEVEL_CHANNELS, self.namespace):
@@ -348,14 +445,9 @@ class Retriever:
             self._pgv = None if self.embedder is None else pg_vector.channels_for(
                 self.memory, self.namespace, self.params.pgvector)
             if self.embedder is not None and self._pgv is None:
-                ids = self._index.ids
-                for ch in LEVEL_CHANNELS:
-                    eids, mat = self.memory.embeddings(ch, self.namespace)
-                    if len(eids) and len(ids):
-                        e = np.asarray(eids, dtype=np.int64)
-                        rows = np.minimum(np.searchsorted(ids, e), len(ids) - 1)
-                        ok = ids[rows] == e
-                        self._embeddings[ch] = (rows[ok], mat[ok])
+                self._refresh_embeddings(rewritten)
+            else:
+                self._embeddings, self._embedded = {}, None
             self._ann = self._ann_channels()
         if rewritten:
             self._compiled.clear()
@@ -364,17 +456,54 @@ class Retriever:
         self._surfaces = None
         self._state = state
 
-    def _ann_channels(self) -> dict[str, HnswChannel]:
-        """HNSW indexes of the channels large enough, when asked for (built per refresh)."""
+    def _refresh_embeddings(self, rewritten: bool) -> None:
+        """Bring the level embeddings in step with the stage-1 index. The index only ever
+        appends rows while ``rewrites`` is unchanged (an added episode, or a supersession, which
+        adds one and leaves the old one's vectors as they were), so then only the episodes of
+        the appended rows are read; after a rewrite (an episode changed or deleted), or when the
+        index was rebuilt, every channel is read again."""
+        idx = self._index
+        assert idx is not None
+        ids = idx.ids
+        seen = self._embedded
+        if rewritten or seen is None or seen[0] is not idx or seen[1] > len(ids):
+            self._embeddings = {}
+            for ch in LEVEL_CHANNELS:
+                rows, mat = _positions(ids, *self.memory.embeddings(ch, self.namespace))
+                if len(rows):
+                    self._embeddings[ch] = _Channel(rows, mat)
+        elif seen[1] < len(ids):
+            start = seen[1]
+            new_ids = ids[start:]
+            for ch in LEVEL_CHANNELS:
+                eids, mat = self.memory.embeddings_of(ch, new_ids.tolist(), self.namespace)
+                rows, mat = _positions(ids, eids, mat)
+                if not len(rows):
+                    continue
+                have = self._embeddings.get(ch)
+                if have is None:
+                    self._embeddings[ch] = _Channel(rows, mat)
+                else:
+                    have.append(rows, mat)
+        self._embedded = (idx, len(ids))
+
+    def _ann_channels(self) -> dict[str, tuple[_Channel, int, HnswChannel]]:
+        """HNSW indexes of the channels large enough, when asked for (built again only for a
+        channel that changed since)."""
         p = self.params
-        big = {ch: v for ch, v in self._embeddings.items() if len(v[0]) >= p.ann_min_rows}
+        big = {ch: v for ch, v in self._embeddings.items() if v.n >= p.ann_min_rows}
         if not p.embedding_ann or not big:
             return {}
         if not ann_available():
             self._note("embedding_ann is set but the HNSW library is not installed "
                        "(pip install 'analogist[ann]'); the embedding channel stays exact")
             return {}
-        return {ch: HnswChannel(rows, mat, p.ann) for ch, (rows, mat) in big.items()}
+        out: dict[str, tuple[_Channel, int, HnswChannel]] = {}
+        for ch, v in big.items():
+            had = self._ann.get(ch)
+            out[ch] = had if had is not None and had[0] is v and had[1] == v.version \
+                else (v, v.version, HnswChannel(v.rows, v.mat, p.ann))
+        return out
 
     def _current_index(self, state: tuple[int, int]) -> MacIndex:
         """The stage-1 index at ``state``: the one in hand or the saved one, with the rows
@@ -492,7 +621,7 @@ class Retriever:
             if not used:
                 skipped.append("embedding channel: the target has no L1-L3 levels")
             else:
-                qv = self.embedder.embed([texts[ch] for ch in used])
+                qv = self._embed_queries([texts[ch] for ch in used])
                 if self._pgv:  # the k nearest per level from the database's HNSW index
                     emb = pg_vector.channel_scores(self.memory, self.namespace, ids, used, qv,
                                                    p.pgvector, prior=fused)
@@ -500,15 +629,15 @@ class Retriever:
                     emb = np.zeros(len(ids), dtype=np.float64)
                     cnt = np.zeros(len(ids), dtype=np.float64)
                     for ch, q in zip(used, qv, strict=True):
-                        rows, mat = self._embeddings[ch]
+                        chan = self._embeddings[ch]
+                        rows = chan.rows  # unique positions: a plain += adds each once
                         ann = self._ann.get(ch)
                         if ann is None:
-                            sims = mat @ q.astype(np.float32)
-                            np.add.at(emb, rows, sims)
+                            emb[rows] += chan.mat @ q.astype(np.float32)
                         else:  # approximate: only the k nearest rows score (see index.ann)
-                            near, sims = ann.search(q)
+                            near, sims = ann[2].search(q)
                             np.add.at(emb, near, sims)
-                        np.add.at(cnt, rows, 1.0)
+                        cnt[rows] += 1.0
                     emb = np.divide(emb, cnt, out=np.zeros_like(emb), where=cnt > 0)
                 channels["embedding"] = emb
                 fused += p.w_embedding * emb

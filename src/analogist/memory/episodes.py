@@ -400,6 +400,32 @@ class Episodes:
             raise StoreError(f"channel {channel!r} mixes vector sizes", field="channel")
         return [int(r[0]) for r in rows], np.vstack(vecs).astype(np.float32)
 
+    def embeddings_of(self, channel: str, ids: Sequence[int], namespace: str = "default"
+                      ) -> tuple[builtins.list[int], np.ndarray]:
+        """:meth:`embeddings` restricted to the row ids ``ids`` of ``namespace`` (ids without a
+        ``channel`` vector are left out), in id order, by primary key in chunks of 500 ids."""
+        ns = _namespace(namespace)
+        want = sorted({int(i) for i in ids})
+        found: builtins.list[tuple[int, Any, Any]] = []
+        for start in range(0, len(want), 500):
+            chunk = want[start:start + 500]
+            found += self.conn.execute(
+                "SELECT s.id, v.format, v.data FROM sig_vectors v JOIN signatures s "
+                f"ON s.id = v.signature_id {self._join_ns('v')}"
+                f"WHERE v.signature_id IN ({','.join('?' * len(chunk))}) AND v.channel = ? "
+                "AND s.namespace = ? ORDER BY s.id", (*chunk, channel, ns)).fetchall()
+        vecs = []
+        for sid, fmt, data in found:
+            if fmt != "float32":
+                raise StoreError(f"channel {channel!r} of id {sid} has format {fmt!r}, "
+                                 "not float32", field="channel")
+            vecs.append(np.frombuffer(data, dtype="<f4"))
+        if not vecs:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        if len({v.size for v in vecs}) != 1:
+            raise StoreError(f"channel {channel!r} mixes vector sizes", field="channel")
+        return [int(r[0]) for r in found], np.vstack(vecs).astype(np.float32)
+
     def fingerprint_groups(self, namespace: str = "default", *, depth: int = 2,
                            min_size: int = 1, include_superseded: bool = True
                            ) -> dict[str, builtins.list[int]]:
