@@ -236,8 +236,11 @@ class _Service:
         self.max_body = max_body
         self.limiter = RateLimiter(rate)
         self.metrics = Metrics()
-        self.jobs = Jobs(workers=job_workers)
-        self.sessions = Sessions(ttl=session_ttl)
+        # jobs and viewer sessions in the store, where every worker process finds them (a
+        # private in-memory store is one connection per thread: those stay in the process)
+        shared = app.memory if self.store_path != ":memory:" else None
+        self.jobs = Jobs(workers=job_workers, store=shared)
+        self.sessions = Sessions(ttl=session_ttl, store=shared)
         self.local = threading.local()
 
     def keys(self) -> KeyStore:

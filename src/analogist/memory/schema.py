@@ -1,7 +1,7 @@
 """The store's tables and their forward-only migrations (DDL: SQLite's dialect;
 ``memory/postgres.py`` translates it).
 
-Tables (schema version 6; versions 2 to 5 add the columns and tables marked "v2" ... "v5")
+Tables (schema version 7; versions 2 to 7 add the columns and tables marked "v2" ... "v7")
 ---------------------------------------------------------------------------------------
 * ``schema_version(version, applied_at, description)`` — one row per applied migration;
 * ``signatures(id, namespace, episode_id, kind, json, source_hash, created_at, superseded_by,
@@ -42,6 +42,12 @@ Tables (schema version 6; versions 2 to 5 add the columns and tables marked "v2"
   namespace, so that the four episode tables can be partitioned by namespace; reads join on it);
 * v6: no table changes: the stored fingerprints move to version 2 of the WL fingerprint
   (:func:`_refingerprint`).
+* v7: the HTTP service's state that every worker process shares
+  (:mod:`analogist.memory.service_state`): ``api_jobs(seq, id, namespace, kind, status,
+  created_at, finished_at, result, error, owner, lease_until)`` — background jobs, their JSON
+  result or error, the worker running them and how long its lease lasts (seconds since the
+  epoch); ``api_sessions(seq, digest, key_id, name, namespaces, csrf, expires)`` — viewer
+  sessions by the SHA-256 of their cookie value.
 
 Every child row references ``signatures`` with ``ON DELETE CASCADE``;
 :meth:`~analogist.memory.sqlite.Memory.delete` also removes them (and clears ``superseded_by``
@@ -298,6 +304,33 @@ MIGRATIONS: list[tuple[int, str, tuple[Step, ...]]] = [
     )),
     (6, "WL fingerprints version 2 (interned integer labels, 64-bit hashes)", (
         _refingerprint,
+    )),
+    (7, "background jobs and viewer sessions shared by the service's worker processes", (
+        """CREATE TABLE api_jobs (
+            seq INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            namespace TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            status TEXT NOT NULL
+                CHECK (status IN ('queued', 'running', 'done', 'skipped', 'failed')),
+            created_at TEXT NOT NULL,
+            finished_at TEXT,
+            result TEXT,
+            error TEXT,
+            owner TEXT NOT NULL,
+            lease_until REAL NOT NULL
+        )""",
+        "CREATE INDEX api_jobs_owner ON api_jobs(owner, status)",
+        """CREATE TABLE api_sessions (
+            seq INTEGER PRIMARY KEY,
+            digest TEXT NOT NULL UNIQUE,
+            key_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            namespaces TEXT NOT NULL,
+            csrf TEXT NOT NULL,
+            expires REAL NOT NULL
+        )""",
+        "CREATE INDEX api_sessions_key ON api_sessions(key_id)",
     )),
 ]
 """Forward-only migrations: (version, description, statements). Never edit a released entry;

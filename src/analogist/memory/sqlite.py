@@ -15,6 +15,8 @@ The store is one class composed of its parts, each a module of ``memory/``:
 * :mod:`~analogist.memory.plan_tables` — plans and their reuse record;
 * :mod:`~analogist.memory.consolidation` — schemas, vocabulary and consolidation's write;
 * :mod:`~analogist.memory.service_tables` — the HTTP service's API keys and eval runs;
+* :mod:`~analogist.memory.service_state` — the service's jobs and viewer sessions, which its
+  worker processes share;
 
 and this module: opening, migrating, transactions and snapshots (and the names other modules
 import from here).
@@ -63,6 +65,7 @@ from analogist.memory.records import (  # noqa: F401 (re-exported: names importe
     _now,
 )
 from analogist.memory.schema import MIGRATIONS, SCHEMA_VERSION
+from analogist.memory.service_state import ServiceState
 from analogist.memory.service_tables import ServiceTables
 
 __all__ = [
@@ -83,7 +86,8 @@ _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
 _POSTGRES = re.compile(r"^postgres(ql)?://", re.I)
 
 
-class Memory(Episodes, RetrievalReads, Logs, PlanTables, SchemasVocabulary, ServiceTables):
+class Memory(Episodes, RetrievalReads, Logs, PlanTables, SchemasVocabulary, ServiceTables,
+             ServiceState):
     """An analogical memory in one SQLite file. Open with :meth:`open`; close with
     :meth:`close` or use it as a context manager.
 

@@ -1,10 +1,14 @@
 """Runtime pieces of the HTTP service: the request-size limit (an ASGI middleware), a per-key
-rate limiter (token bucket), request metrics, and a background job runner."""
+rate limiter (token bucket), request metrics, and a background job runner (its jobs kept in
+the store, for every worker process to answer for, when it is given one)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import secrets
+import socket
 import threading
 import time
 from collections import deque
@@ -17,7 +21,7 @@ from typing import Any
 from analogist.errors import AnalogistError
 from analogist.io import MAX_DEPTH, json_depth_check
 
-__all__ = ["BodyLimit", "Jobs", "Metrics", "RateLimiter"]
+__all__ = ["LOST", "BodyLimit", "Jobs", "Metrics", "RateLimiter"]
 
 
 def _json_response_parts(status: int, payload: dict[str, Any],
@@ -233,20 +237,88 @@ class Job:
                 "finished_at": self.finished_at, "result": self.result, "error": self.error}
 
 
-class Jobs:
-    """Background jobs on a small thread pool; results kept in memory (the last ``keep``)."""
+def _owner_gone(owner: str) -> bool:
+    """Whether the worker process named by ``owner`` (``host:pid:token``) is known to be gone:
+    it ran on this host and its pid is no longer a live process. A worker on another host, or
+    this process itself, is never judged here (its lease says)."""
+    host, _, rest = owner.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:          # alive, another user's
+        return False
+    try:                             # exited but not yet reaped by its parent
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rpartition(")")[2].split()[:1] == ["Z"]
+    except OSError:
+        return False
 
-    def __init__(self, workers: int = 2, keep: int = 1000) -> None:
+
+LOST = {"type": "worker_lost", "field": None,
+        "message": "the server process running this job stopped before it finished; submit "
+                   "it again"}
+"""The error of a job whose worker process died or stopped while it was queued or running."""
+
+
+class Jobs:
+    """Background jobs on a small thread pool.
+
+    Without ``store``, the jobs and their results are kept in this process (the last
+    ``keep``). With ``store`` (a function returning this thread's connection to the store),
+    they are kept in the store's ``api_jobs`` table (:mod:`analogist.memory.service_state`),
+    so that every worker process of a server answers for every job. The process running a job
+    holds a lease on it, renewed every ``renew_every`` seconds (``lease / 4``) while it has jobs in hand; a job
+    whose lease ran out, or whose process is gone from this host, is reported ``failed``
+    (:data:`LOST`) instead of staying queued or running for ever.
+    """
+
+    def __init__(self, workers: int = 2, keep: int = 1000,
+                 store: Callable[[], Any] | None = None, lease: float = 60.0,
+                 clock: Callable[[], float] = time.time,
+                 renew_every: float | None = None) -> None:
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="analogist-job")
         self._jobs: dict[str, Job] = {}
         self._order: deque[str] = deque()
         self.keep = keep
         self._lock = threading.Lock()
+        self.store = store
+        self.lease = float(lease)
+        self.clock = clock
+        self.renew_every = self.lease / 4 if renew_every is None else float(renew_every)
+        #: this process's name on the jobs it runs: host, pid and a random token
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(6)}"
+        self._in_hand = 0
+        self._stop = threading.Event()
+        self._renewer: threading.Thread | None = None
+        if store is not None:
+            self._renewer = threading.Thread(target=self._renew, name="analogist-job-lease",
+                                             daemon=True)
+            self._renewer.start()
+
+    def _renew(self) -> None:
+        while not self._stop.wait(self.renew_every):
+            with self._lock:
+                busy = self._in_hand > 0
+            if not busy:
+                continue
+            try:
+                self.store().renew_job_leases(self.owner, self.clock() + self.lease)  # type: ignore[misc]
+            except Exception:  # noqa: BLE001 - a busy store: the next round renews
+                continue
 
     def submit(self, namespace: str, kind: str, fn: Callable[[], tuple[str, Any]],
                on_error: Callable[[BaseException], dict[str, Any]]) -> Job:
         """Run ``fn`` (returning ``(status, result)``) in the background."""
         job = Job(secrets.token_hex(12), namespace, kind)
+        if self.store is not None:
+            return self._submit_stored(job, fn, on_error)
         with self._lock:
             self._jobs[job.id] = job
             self._order.append(job.id)
@@ -265,9 +337,62 @@ class Jobs:
         self.pool.submit(run)
         return job
 
-    def get(self, job_id: str) -> Job | None:
+    def _submit_stored(self, job: Job, fn: Callable[[], tuple[str, Any]],
+                       on_error: Callable[[BaseException], dict[str, Any]]) -> Job:
+        store: Callable[[], Any] = self.store  # type: ignore[assignment]
+        store().add_job(job_id=job.id, namespace=job.namespace, kind=job.kind,
+                        created_at=job.created_at, owner=self.owner,
+                        lease_until=self.clock() + self.lease, keep=self.keep)
         with self._lock:
-            return self._jobs.get(job_id)
+            self._in_hand += 1
+
+        def run() -> None:
+            try:
+                mem = store()
+                mem.set_job_status(job.id, "running")
+                try:
+                    status, result = fn()
+                    json.dumps(result)            # a result the store can hold, or an error
+                    error = None
+                except BaseException as e:  # noqa: BLE001 - reported on the job, never lost
+                    status, result, error = "failed", None, on_error(e)
+                try:
+                    mem.set_job_status(job.id, status, result=result, error=error,
+                                       finished_at=datetime.now(UTC).isoformat())
+                except AnalogistError as e:      # the store refused the end: say so instead
+                    mem.set_job_status(job.id, "failed", error=on_error(e),
+                                       finished_at=datetime.now(UTC).isoformat())
+            finally:
+                with self._lock:
+                    self._in_hand -= 1
+
+        self.pool.submit(run)
+        return job
+
+    def get(self, job_id: str) -> Job | None:
+        if self.store is None:
+            with self._lock:
+                return self._jobs.get(job_id)
+        mem = self.store()
+        row = mem.job(job_id)
+        if row is None:
+            return None
+        if row["status"] in ("queued", "running") and (
+                row["lease_until"] < self.clock() or _owner_gone(row["owner"])):
+            mem.fail_lost_jobs(now=self.clock(), finished_at=datetime.now(UTC).isoformat(),
+                               error=LOST, owners=[row["owner"]] if _owner_gone(row["owner"])
+                               else ())
+            row = mem.job(job_id) or row
+        return Job(row["id"], row["namespace"], row["kind"], row["status"], row["created_at"],
+                   row["finished_at"], row["result"], row["error"])
 
     def shutdown(self) -> None:
+        self._stop.set()
         self.pool.shutdown(wait=False, cancel_futures=True)
+        if self.store is not None:
+            # the jobs still in hand end with this process: failed, not pending for ever
+            # (a store already gone: the lease runs out instead)
+            with contextlib.suppress(Exception):
+                self.store().fail_lost_jobs(now=0.0, error=LOST,
+                                            finished_at=datetime.now(UTC).isoformat(),
+                                            owners=[self.owner])

@@ -1,10 +1,12 @@
 """Browser sessions for the viewer: signing in with an API key once, then a cookie.
 
 A person signs in on the viewer's page with an API key; the server answers with a session
-cookie and the page never holds the key again. The session is kept here, in the server process
-(a restart signs everyone out): the cookie carries only a random session id (32 bytes), and the
-table keeps its SHA-256, the key's id, the namespaces the key had at sign-in, a CSRF token and
-the expiry.
+cookie and the page never holds the key again. The server keeps its sessions in the store's
+``api_sessions`` table (:mod:`analogist.memory.service_state`), so that every worker process of
+``serve --workers N`` knows every session and a sign-out through one ends it on all; without a
+store (``":memory:"``, or a table built for one process) they are kept in the process. The
+cookie carries only a random session id (32 bytes), and the table keeps its SHA-256, the key's
+id, the namespaces the key had at sign-in, a CSRF token and the expiry.
 
 Binding to the key: every request through a session re-reads the key (:meth:`KeyStore.active
 <analogist.service.keys.KeyStore.active>`), so a revoked key ends its sessions at once, and the
@@ -67,15 +69,18 @@ def _digest(sid: str) -> str:
 
 class Sessions:
     """The server's session table (thread-safe; at most ``max_sessions``, the oldest dropped
-    first)."""
+    first). With ``store`` (a function returning this thread's connection to the store) the
+    table is the store's, shared by every process serving it; without, this process's."""
 
     def __init__(self, ttl: float = DEFAULT_TTL, max_sessions: int = 10_000,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 store: Callable[[], Any] | None = None) -> None:
         if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or ttl <= 0:
             raise ValueError("ttl must be a positive number of seconds")
         self.ttl = float(ttl)
         self.max_sessions = max_sessions
         self.clock = clock
+        self.store = store
         self._by_digest: OrderedDict[str, Session] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -84,6 +89,11 @@ class Sessions:
         sid = secrets.token_urlsafe(32)
         s = Session(key_id, name, frozenset(namespaces), secrets.token_urlsafe(32),
                     self.clock() + self.ttl)
+        if self.store is not None:
+            self.store().add_session(digest=_digest(sid), key_id=s.key_id, name=s.name,
+                                     namespaces=s.namespaces, csrf=s.csrf, expires=s.expires,
+                                     keep=self.max_sessions)
+            return sid, s
         with self._lock:
             self._by_digest[_digest(sid)] = s
             while len(self._by_digest) > self.max_sessions:
@@ -95,6 +105,12 @@ class Sessions:
         if not sid or len(sid) > 200:
             return None
         d = _digest(sid)
+        if self.store is not None:
+            row = self.store().session(d, now=self.clock())
+            if row is None:
+                return None
+            return Session(row["key_id"], row["name"], frozenset(row["namespaces"]),
+                           row["csrf"], float(row["expires"]))
         with self._lock:
             s = self._by_digest.get(d)
             if s is not None and s.expires <= self.clock():
@@ -106,11 +122,15 @@ class Sessions:
         """Sign a session out; False when there was none."""
         if not sid:
             return False
+        if self.store is not None:
+            return bool(self.store().end_session(_digest(sid)))
         with self._lock:
             return self._by_digest.pop(_digest(sid), None) is not None
 
     def end_key(self, key_id: str) -> int:
         """End every session of one key (its revocation); returns how many."""
+        if self.store is not None:
+            return int(self.store().end_key_sessions(key_id))
         with self._lock:
             gone = [d for d, s in self._by_digest.items() if s.key_id == key_id]
             for d in gone:
@@ -122,6 +142,8 @@ class Sessions:
                                                    str(token).encode("utf-8", "replace"))
 
     def __len__(self) -> int:
+        if self.store is not None:
+            return int(self.store().session_count(now=self.clock()))
         with self._lock:
             return len(self._by_digest)
 

@@ -6,13 +6,13 @@ on one core at a time; so the server can run as ``N`` processes. The supervisor 
 starts ``N`` worker processes (``spawn``: each imports the application afresh, none inherits
 the supervisor's threads) that all accept connections from that socket; the kernel hands each
 new connection to one of them. Each worker is a whole server — its own application layer,
-store connections, admission lane, rate limiter, metrics, jobs and viewer sessions — so
-``/v1/metrics`` and the heavy lane describe the worker that answered (named in the
-``X-Analogist-Worker`` header and in ``/v1/health``), a rate limit applies per worker, and a
-background job or a viewer session is known only to the worker that made it (a client keeps to
-one worker over one kept-alive connection).
+store connections, admission lane, rate limiter and metrics — so ``/v1/metrics`` and the heavy
+lane describe the worker that answered (named in the ``X-Analogist-Worker`` header and in
+``/v1/health``), and a rate limit applies per worker. Background jobs and viewer sessions are kept
+in the store (:mod:`analogist.memory.service_state`): every worker answers for a job another one
+runs, and knows every session.
 
-The store is what they share. SQLite in WAL mode lets readers run beside the one writer;
+The store is what they share (and through it, jobs and sessions). SQLite in WAL mode lets readers run beside the one writer;
 every write is one ``BEGIN IMMEDIATE`` transaction that waits up to 30 s for another
 process's write lock, so writes from all workers are serialised and none is half-applied (a
 write that still finds the lock taken is refused with 503 and ``Retry-After``, and leaves the
