@@ -377,12 +377,12 @@ class Jobs:
         row = mem.job(job_id)
         if row is None:
             return None
-        if row["status"] in ("queued", "running") and (
-                row["lease_until"] < self.clock() or _owner_gone(row["owner"])):
-            mem.fail_lost_jobs(now=self.clock(), finished_at=datetime.now(UTC).isoformat(),
-                               error=LOST, owners=[row["owner"]] if _owner_gone(row["owner"])
-                               else ())
-            row = mem.job(job_id) or row
+        if row["status"] in ("queued", "running"):
+            gone = [row["owner"]] if _owner_gone(row["owner"]) else []
+            if gone or row["lease_until"] < self.clock():
+                mem.fail_lost_jobs(now=self.clock(), finished_at=datetime.now(UTC).isoformat(),
+                                   error=LOST, owners=gone)
+                row = mem.job(job_id) or row
         return Job(row["id"], row["namespace"], row["kind"], row["status"], row["created_at"],
                    row["finished_at"], row["result"], row["error"])
 
