@@ -45,10 +45,12 @@ def _param_classes() -> list[type]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         names = [n.name for n in tree.body if isinstance(n, ast.ClassDef)
                  and (n.name.endswith("Params") or (path.name == "app.py"
-                                                    and n.name == "Settings"))]
+                                                    and n.name == "Settings")
+                      or (path.parts[-2:] == ("app", "__init__.py") and n.name == "Settings"))]
         if not names:
             continue
-        mod = ".".join(path.relative_to(SRC).with_suffix("").parts)
+        parts = path.relative_to(SRC).with_suffix("").parts
+        mod = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         module = importlib.import_module(mod)
         out.extend(getattr(module, n) for n in names)
     return out
