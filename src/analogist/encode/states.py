@@ -41,7 +41,12 @@ _GENERAL_STATES: dict[str, str] = {
                      "show up", "come in"), "arrived"),
     **dict.fromkeys(("leave", "left", "depart", "quit", "withdraw", "flee", "go away",
                      "drop out", "walk out"), "departed"),
-    **dict.fromkeys(("close", "closed", "shut"), "outage"),
+    **dict.fromkeys(("close", "closed", "shut", "dark"), "outage"),
+    **dict.fromkeys(("sag", "bend", "warp", "creak", "sway", "wobble"), "degraded"),
+    **dict.fromkeys(("crack", "snap", "split", "shatter", "burst", "melt"), "failure"),
+    **dict.fromkeys(("starve", "ruin", "ruined", "underpaid", "drowned"), "harmed"),
+    **dict.fromkeys(("work", "run", "operate", "function", "burn", "active"), "active"),
+    **dict.fromkeys(("gain", "spread", "bloom", "multiplied"), "increased"),
 }
 """General English verbs, participles and nouns of change, rise, fall, harm and arrival read as
 the vocabulary's domain-neutral states (the ends of causal edges in any domain: "the sandbar
