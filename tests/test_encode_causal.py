@@ -171,3 +171,15 @@ def test_a_gerund_with_an_article_is_a_masking_end(enc: DeterministicEncoder) ->
     (ca, fa), (cb, fb) = ends(story, a[0]), ends(minimal, b[0])
     assert fa == cb == ("degraded", "weak burner")
     assert ca[0] == fb[0] and "roasting" in ca[1] and "roasting" in fb[1]
+
+
+def test_each_as_a_subject_refers_back(enc: DeterministicEncoder) -> None:
+    (e,) = edges(enc, "Because no farmer held back, each gained by pumping more.")
+    assert (_pred(e["cause"]), _pred(e["effect"])) == ("not_hold_state", "gain_state")
+    assert e["cause"].split("(")[1] == e["effect"].split("(")[1]     # one farmer role
+
+
+def test_an_absolute_with_clause_is_an_inferred_cause(enc: DeterministicEncoder) -> None:
+    (e,) = edges(enc, "With the gate closed, the goats stayed in the yard.")
+    assert _pred(e["cause"]) == "close_state" and e["status"] == "inferred"
+    assert edges(enc, "The crew worked with great care.") == []

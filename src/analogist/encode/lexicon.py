@@ -7,7 +7,7 @@ import re
 
 # -- word lists ----------------------------------------------------------------------------------
 _PRONOUNS_PLURAL = {"they", "them", "these", "those"}
-_PRONOUNS_SINGULAR = {"it", "this", "that", "he", "she", "him", "her"}
+_PRONOUNS_SINGULAR = {"it", "this", "that", "he", "she", "him", "her", "each"}
 _QUANTIFIERS = {"one", "only", "single", "every", "each", "all", "whole", "same", "other",
                 "several", "many", "few", "some", "no", "any", "both", "another"}
 """Quantifier words left out of entity phrases ("one printer", "the only trolley")."""
@@ -88,6 +88,7 @@ _MARKERS: dict[str, tuple[str, int, str, str]] = {
     "before": ("enables", 1, "inferred", "main>sub"),
     "until": ("prevents", 1, "inferred", "sub>main"),
     "if": ("enables", 1, "inferred", "sub>main"),
+    "with": ("causes", 1, "inferred", "sub>main"),   # "with the gate closed, the sheep stayed"
 }
 # prepositional connectives on a clause: first word -> (edge, sign, status, label)
 _PREP_CONNECTIVES: dict[str, tuple[str, int, str, str]] = {
