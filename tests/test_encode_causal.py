@@ -53,19 +53,22 @@ def test_a_stated_link_between_the_sentences_is_kept_instead(enc: DeterministicE
 
 
 def test_a_sentence_with_its_own_cause_gets_no_implicit_one(enc: DeterministicEncoder) -> None:
-    chain = edges(enc, "The pump failed. The cellar flooded because the drain was blocked.")
-    assert [(_pred(e["cause"]), _pred(e["effect"])) for e in chain] == [
-        ("blocked_state", "flood_state")]
+    text = "The pump failed. The cellar flooded because the drain was blocked."
+    (e,) = edges(enc, text)
+    assert e["status"] == "observed"
+    assert (role_of(enc, text, e["cause"]), role_of(enc, text, e["effect"])) == ("drain",
+                                                                                "cellar")
 
 
 def test_the_stated_reverse_defeats_the_default_reading(enc: DeterministicEncoder) -> None:
     story = "The goats grazed the meadow bare. The sheep starved."
     minimal = ("The goats grazed the meadow bare because the sheep were starving. "
                "The sheep starved.")
-    assert skeleton(enc, story) == {("graze", "causes", 1, "starve_state")}
+    ((graze, edge, sign, starve),) = skeleton(enc, story)
+    assert edge == "causes" and sign == 1
     # the stated starving -> grazing is kept; the default grazing -> starving is not re-read
     # against it, so the minimal pair differs by exactly the reversed edge
-    assert skeleton(enc, minimal) == {("starve_state", "causes", 1, "graze")}
+    assert skeleton(enc, minimal) == {(starve, "causes", 1, graze)}
     (e,) = edges(enc, minimal)
     assert e["status"] == "observed"
 
@@ -106,11 +109,13 @@ def test_the_passive_agent_is_the_cause_not_the_holder(enc: DeterministicEncoder
 
 
 def test_a_sentential_relative_is_caused_by_its_clause(enc: DeterministicEncoder) -> None:
-    (e,) = edges(enc, "Within a week the whole class told the joke, which made the teacher "
-                      "ban it.")
-    assert _pred(e["cause"]) == "tell" and e["edge"] == "causes"
-    (e,) = edges(enc, "The temperature of the river rose, which produced a flood.")
-    assert _pred(e["cause"]) == "rise_state"
+    text = "Within a week the whole class told the joke, which made the teacher ban it."
+    (e,) = edges(enc, text)
+    assert role_of(enc, text, e["cause"]) == "class" and e["edge"] == "causes"
+    text = "The temperature of the river rose, which produced a flood."
+    (e,) = edges(enc, text)
+    assert (role_of(enc, text, e["cause"]), role_of(enc, text, e["effect"])) == (
+        "temperature", "flood")
 
 
 def test_lead_with_an_infinitive(enc: DeterministicEncoder) -> None:
@@ -151,7 +156,7 @@ def test_a_comparative_after_the_object_of_make_sets_the_sign(enc: Deterministic
 def test_push_to_is_object_control(enc: DeterministicEncoder) -> None:
     text = "The long queue pushes the students to come earlier."
     (e,) = edges(enc, text)
-    assert _pred(e["effect"]) == "come_state"
+    assert role_of(enc, text, e["cause"]) == "long queue"
     assert role_of(enc, text, e["effect"]) == "students"
 
 
@@ -174,12 +179,14 @@ def test_a_gerund_with_an_article_is_a_masking_end(enc: DeterministicEncoder) ->
 
 
 def test_each_as_a_subject_refers_back(enc: DeterministicEncoder) -> None:
-    (e,) = edges(enc, "Because no farmer held back, each gained by pumping more.")
-    assert (_pred(e["cause"]), _pred(e["effect"])) == ("not_hold_state", "gain_state")
+    text = "Because no farmer held back, each gained by pumping more."
+    (e,) = edges(enc, text)
+    assert _pred(e["cause"]) == "not_hold_state" and role_of(enc, text, e["effect"]) == "farmer"
     assert e["cause"].split("(")[1] == e["effect"].split("(")[1]     # one farmer role
 
 
 def test_an_absolute_with_clause_is_an_inferred_cause(enc: DeterministicEncoder) -> None:
-    (e,) = edges(enc, "With the gate closed, the goats stayed in the yard.")
-    assert _pred(e["cause"]) == "close_state" and e["status"] == "inferred"
+    text = "With the gate closed, the goats stayed in the yard."
+    (e,) = edges(enc, text)
+    assert role_of(enc, text, e["cause"]) == "gate" and e["status"] == "inferred"
     assert edges(enc, "The crew worked with great care.") == []
