@@ -103,8 +103,7 @@ def test_query_embeddings_are_cached_by_embedder_and_text(tmp_path) -> None:
         m.add_many(CASES[:6], embed=_embed)
         r = Retriever(m, embedder=EMB, log=False)
         first = _channel(r, q)
-        levels = len(r.stats["query_embeddings"]) and r.stats["query_embeddings"]
-        assert levels == {"hits": 0, "misses": 3, "size": 3}
+        assert r.stats["query_embeddings"] == {"hits": 0, "misses": 3, "size": 3}
         # the same texts under another episode id: no embedder call, the same scores
         _same(_channel(r, _renamed(CASES[5], "again")), first)
         assert r.stats["query_embeddings"] == {"hits": 3, "misses": 3, "size": 3}
@@ -120,4 +119,4 @@ def test_query_embeddings_are_cached_by_embedder_and_text(tmp_path) -> None:
         _same(_channel(none, q), first)
         _channel(none, q)
         assert none.stats["query_embeddings"] == {"hits": 0, "misses": 6, "size": 0}
-    assert QUERY_EMBEDDINGS == RetrieveParams().query_embedding_cache
+    assert RetrieveParams().query_embedding_cache == QUERY_EMBEDDINGS
