@@ -40,6 +40,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 NS = "bench"
+WARM = 20  # finds before the measured ones (repeat: each of the twenty queries once)
 
 
 def _level_vectors(emb: Any, path: Path) -> list[dict[str, Any]]:
@@ -66,7 +67,7 @@ def _queries(mode: str, n: int) -> list[Any]:
     from analogist.casebook import load_casebook  # lazy: the arm's src, set at run time
     from analogist.signature import validate_signature
 
-    base = [c.signature for c in load_casebook() if c.decoy_of is None][:20]
+    base = [c.signature for c in load_casebook() if c.decoy_of is None][:WARM]
     out = []
     for i in range(n):
         d = base[i % len(base)].to_data()
@@ -110,27 +111,33 @@ def child(store: Path, mode: str, rounds: int) -> dict[str, Any]:
     adds = synth(_casebook_dicts(), rounds, seed=11)
     for i, a in enumerate(adds):
         a["episode_id"] = f"added-{i}"
-    qs = _queries(mode, 4 * rounds + 4)
+    warm = WARM if mode == "repeat" else 4
+    qs = _queries(mode, 4 * rounds + warm)
     cpu: list[float] = []
     wall: list[float] = []
+    first: list[float] = []  # CPU of the first find after each add (the one that refreshes)
     add_cpu: list[float] = []
     with Memory.open(store) as m:
         r = Retriever(m, NS, embedder=emb, log=False)
-        for q in qs[:4]:  # warm: the index built or loaded, the embedder's model in memory
+        # warm: the index built or loaded, the embedder's model in memory and (repeat) every
+        # query text seen once, so that the finds measured differ only in what the writes cost
+        for q in qs[:warm]:
             r.find(q)
         for i in range(rounds):
             t = time.process_time()
             m.add(adds[i], namespace=NS, embeddings=vecs[i % len(vecs)])
             add_cpu.append(time.process_time() - t)
-            for q in qs[4 + 4 * i:8 + 4 * i]:
+            for j, q in enumerate(qs[warm + 4 * i:warm + 4 + 4 * i]):
                 c0, w0 = time.process_time(), time.perf_counter()
                 r.find(q)
                 cpu.append(time.process_time() - c0)
                 wall.append(time.perf_counter() - w0)
+                if j == 0:
+                    first.append(cpu[-1])
         stats = getattr(r, "stats", None)
     import analogist  # lazy: the arm's own src, put first on the path by the parent
 
-    return {"cpu": cpu, "wall": wall, "add_cpu": add_cpu, "stats": stats,
+    return {"cpu": cpu, "wall": wall, "first": first, "add_cpu": add_cpu, "stats": stats,
             "src": str(Path(analogist.__file__).parent.parent)}
 
 
@@ -204,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
             cpu = [x for r in rs for x in r["cpu"]]
             wall = [x for r in rs for x in r["wall"]]
             row[arm] = {"find_cpu_ms": _ms(cpu), "find_wall_ms": _ms(wall),
+                        "first_find_after_add_cpu_ms": _ms([x for r in rs for x in r["first"]]),
                         "add_cpu_ms": _ms([x for r in rs for x in r["add_cpu"]]),
                         "finds": len(cpu), "stats": rs[-1]["stats"]}
             if any(Path(r["src"]).name != "src" or (arm == "current") != (
