@@ -757,6 +757,15 @@ def _mount_viewer(app: FastAPI, svc: _Service, caller: Any) -> None:
         from analogist.viewer import viewer_router  # an optional part of the package
     except ImportError:
         return
+    signed_in = _viewer_signed_in(svc)
+    _viewer_session_routes(app, svc, signed_in)
+    app.include_router(viewer_router(svc.store_path,
+                                     namespace_guard=_viewer_namespace_guard(svc, signed_in)))
+    _viewer_openapi(app)
+
+
+def _viewer_signed_in(svc: _Service) -> Callable[[Request], tuple[Session, ApiKey] | None]:
+    """The viewer's reader of a request's sign-in (its session cookie)."""
 
     def signed_in(request: Request) -> tuple[Session, ApiKey] | None:
         """The request's live session and its key as it stands now, or None."""
@@ -769,6 +778,14 @@ def _mount_viewer(app: FastAPI, svc: _Service, caller: Any) -> None:
             svc.sessions.end(sid)
             return None
         return sess, key
+
+    return signed_in
+
+
+def _viewer_namespace_guard(svc: _Service, signed_in: Callable[[Request], Any]
+                            ) -> Callable[[Request], set[str]]:
+    """The namespaces a viewer request may read: its key header's, else its session's (401 when
+    it has neither)."""
 
     def namespace_guard(request: Request) -> set[str]:
         if _header_token(request):
@@ -787,15 +804,26 @@ def _mount_viewer(app: FastAPI, svc: _Service, caller: Any) -> None:
             request.state.metrics_namespace = ns
         return allowed
 
-    def cookie(request: Request, value: str, max_age: int) -> str:
-        secure = "; Secure" if request.url.scheme == "https" else ""
-        return (f"{COOKIE}={value}; Path=/viewer; HttpOnly; SameSite=Strict; "
-                f"Max-Age={max_age}{secure}")
+    return namespace_guard
 
-    def check_origin(request: Request) -> None:
-        if not same_origin(request.headers, request.url.scheme, request.headers.get("host")):
-            raise ApiError(403, "forbidden", "cross-site request refused: sign in and out "
-                           "from this server's own /viewer page", "origin")
+
+def _viewer_cookie(request: Request, value: str, max_age: int) -> str:
+    """The session cookie's header value (``Secure`` over HTTPS)."""
+    secure = "; Secure" if request.url.scheme == "https" else ""
+    return (f"{COOKIE}={value}; Path=/viewer; HttpOnly; SameSite=Strict; "
+            f"Max-Age={max_age}{secure}")
+
+
+def _viewer_check_origin(request: Request) -> None:
+    """Refuse a cross-site sign-in or sign-out (403)."""
+    if not same_origin(request.headers, request.url.scheme, request.headers.get("host")):
+        raise ApiError(403, "forbidden", "cross-site request refused: sign in and out "
+                       "from this server's own /viewer page", "origin")
+
+
+def _viewer_session_routes(app: FastAPI, svc: _Service,
+                           signed_in: Callable[[Request], Any]) -> None:
+    """``/viewer/session``: read (GET), sign in with a key (POST), sign out (DELETE)."""
 
     @app.get("/viewer/session", tags=["viewer"],
              summary="The viewer's signed-in session: name, namespaces, CSRF token (401 when "
@@ -811,7 +839,7 @@ def _mount_viewer(app: FastAPI, svc: _Service, caller: Any) -> None:
               summary="Sign in to the viewer with an API key (JSON body, same origin); sets "
                       "an HttpOnly, SameSite=Strict session cookie.")
     def session_post(request: Request, body: SignInBody) -> JSONResponse:
-        check_origin(request)
+        _viewer_check_origin(request)
         client = request.client.host if request.client else "?"
         ok, wait = svc.limiter.allow("sign-in:" + client)
         if not ok:
@@ -826,14 +854,14 @@ def _mount_viewer(app: FastAPI, svc: _Service, caller: Any) -> None:
                            "there is nothing to view", "key")
         svc.sessions.end(request.cookies.get(COOKIE))      # a fresh id at every sign-in
         sid, sess = svc.sessions.create(key.key_id, key.name, key.namespaces)
+        set_cookie = _viewer_cookie(request, sid, int(svc.sessions.ttl))
         return JSONResponse(sess.to_json(sess.namespaces),
-                            headers={"Set-Cookie": cookie(request, sid, int(svc.sessions.ttl)),
-                                     "Cache-Control": "no-store"})
+                            headers={"Set-Cookie": set_cookie, "Cache-Control": "no-store"})
 
     @app.delete("/viewer/session", tags=["viewer"],
                 summary="Sign out (needs the session's CSRF token in 'X-CSRF-Token').")
     def session_delete(request: Request) -> JSONResponse:
-        check_origin(request)
+        _viewer_check_origin(request)
         sid = request.cookies.get(COOKIE)
         sess = svc.sessions.get(sid)
         if sess is not None:
@@ -842,10 +870,13 @@ def _mount_viewer(app: FastAPI, svc: _Service, caller: Any) -> None:
                                "session's csrf_token in an 'X-CSRF-Token' header", "x-csrf-token")
             svc.sessions.end(sid)
         return JSONResponse({"signed_in": False},
-                            headers={"Set-Cookie": cookie(request, "", 0),
+                            headers={"Set-Cookie": _viewer_cookie(request, "", 0),
                                      "Cache-Control": "no-store"})
 
-    app.include_router(viewer_router(svc.store_path, namespace_guard=namespace_guard))
+
+def _viewer_openapi(app: FastAPI) -> None:
+    """Build the OpenAPI document now; when the viewer's routes break it, leave them out of it so
+    that the API's own document stays usable."""
     try:
         app.openapi()
     except Exception:  # noqa: BLE001 - keep the API's own OpenAPI document usable
