@@ -67,13 +67,15 @@ class RetrievalReads:
                 (int(after_id), ns)).fetchone() is None:
             return ContentMatrix(np.zeros(0, dtype=np.int64), [], np.zeros(1, dtype=np.int64),
                                  np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), [])
+        # CROSS JOIN: SQLite keeps ``signatures`` outside (the namespace's rows, then each
+        # one's content vector by primary key) instead of walking every content vector of the
+        # store by the channel index — 27 ms at 10k episodes for the one row an append reads
         cur = self.conn.execute(
-            "SELECT s.id, v.data, f.fingerprint FROM signatures s "
-            f"JOIN sig_vectors v ON v.signature_id = s.id {self._join_ns('v')}"
-            "AND v.channel = 'content' "
+            "SELECT s.id, v.data, f.fingerprint FROM signatures s CROSS JOIN sig_vectors v "
             f"LEFT JOIN sig_fingerprint f ON f.signature_id = s.id {self._join_ns('f')}"
             "AND f.depth = ? "
-            "WHERE s.id > ? AND s.namespace = ? ORDER BY s.id",
+            f"WHERE v.signature_id = s.id {self._join_ns('v')}AND v.channel = 'content' "
+            "AND s.id > ? AND s.namespace = ? ORDER BY s.id",
             (int(depth), int(after_id), ns))
         for sid, data, fp in cur:
             try:
