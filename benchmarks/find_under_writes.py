@@ -6,7 +6,7 @@ Run:  nice -n 10 python benchmarks/find_under_writes.py [--size 10000] [--rounds
 
 A store of ``--size`` synthetic episodes (benchmarks/retrieve_speed.py's recombined casebook
 structures), each with the bundled embedder's L1-L3 vectors of one casebook episode's levels, is
-built once; every arm then runs in its own child process on a fresh copy of it:
+built once (by the baseline's code); every arm then runs in its own child process on a fresh copy of it:
 
 * ``current``: this checkout's ``src``;
 * ``baseline``: ``src`` of ``--baseline`` (a git revision, by default ``main``), extracted with
@@ -177,7 +177,9 @@ def main(argv: list[str] | None = None) -> int:
         arms = {"baseline": str(base_src / "src"), "current": str(ROOT / "src")}
         store = work / "store.db"
         built = subprocess.run([sys.executable, "-c", (
-            f"import sys, json; sys.path.insert(0, {str(ROOT / 'src')!r}); "
+            # by the baseline's code: the current one opens an older schema (migrating it on
+            # open, before the measured finds), not always the other way round
+            f"import sys, json; sys.path.insert(0, {arms['baseline']!r}); "
             f"sys.path.insert(0, {str(HERE)!r}); import find_under_writes as f; "
             f"print(json.dumps(f.build(__import__('pathlib').Path({str(store)!r}), "
             f"{args.size})))")], check=True, capture_output=True, text=True)
