@@ -22,18 +22,51 @@ from analogist.encode.clauses import _Clause, _Link, _Mention, _Node
 from analogist.encode.lexicon import (
     _ADVERBIALS,
     _DAMPING_VERBS,
+    _DECREASE_WORDS,
     _EVENT_NOUN,
     _HOLDER_PREPS,
     _MARKERS,
     _OBJECT_CONTROL,
     _PREP_CONNECTIVES,
-    _DECREASE_WORDS,
     _RELATIONAL_CAUSAL,
     _WHY_PRONOUNS,
 )
 from analogist.encode.params import EncoderParams
 from analogist.index.embed import Embedder
 from analogist.vocabulary import Vocabulary
+
+
+class _LinkContext:
+    """What the link readers share over one text: the parse, the clauses by head token, the
+    links so far, the recent subject mentions and the consumed tokens."""
+
+    def __init__(self, doc: Any, clauses: list[_Clause], consumed: set[int]) -> None:
+        self.doc, self.clauses, self.consumed = doc, clauses, consumed
+        self.by_tok = {c.tok: c for c in clauses}
+        self.sents = list(doc.sents)
+        self.links: list[_Link] = []
+        self.recent: list[_Mention] = []
+
+    def clause_of(self, tok: Any) -> _Clause | None:
+        cur = tok
+        for _ in range(6):
+            if cur.i in self.by_tok:
+                return self.by_tok[cur.i]
+            if cur.head.i == cur.i:
+                return None
+            cur = cur.head
+        return None
+
+    def prev_clause(self, c: _Clause) -> _Clause | None:
+        if c.sent == 0:
+            return None
+        prev = [x for x in self.clauses if x.sent == c.sent - 1 and x.causal is None]
+        root = [x for x in prev if self.doc[x.tok].dep_ == "ROOT"]
+        return (root or prev[-1:] or [None])[0]
+
+
+def _clause_node(c: _Clause) -> _Node:
+    return _Node(clause=c.idx)
 
 
 class _CausalReader:
@@ -47,253 +80,274 @@ class _CausalReader:
     def _links(self, doc: Any, clauses: list[_Clause],
                consumed: set[int] | None = None) -> list[_Link]:
         """Causal links; tokens read as parts of state phrases are added to ``consumed``."""
-        consumed = consumed if consumed is not None else set()
-        by_tok = {c.tok: c for c in clauses}
-        sents = list(doc.sents)
-        links: list[_Link] = []
-        recent: list[_Mention] = []
-
-        def clause_of(tok: Any) -> _Clause | None:
-            cur = tok
-            for _ in range(6):
-                if cur.i in by_tok:
-                    return by_tok[cur.i]
-                if cur.head.i == cur.i:
-                    return None
-                cur = cur.head
-            return None
-
-        def prev_clause(c: _Clause) -> _Clause | None:
-            if c.sent == 0:
-                return None
-            prev = [x for x in clauses if x.sent == c.sent - 1 and x.causal is None]
-            root = [x for x in prev if doc[x.tok].dep_ == "ROOT"]
-            return (root or prev[-1:] or [None])[0]
-
-        def node(c: _Clause) -> _Node:
-            return _Node(clause=c.idx)
-
+        ctx = _LinkContext(doc, clauses, consumed if consumed is not None else set())
         for c in clauses:
-            v = doc[c.tok]
             for m in c.subjects:
                 if not m.resolved:
-                    recent.append(m)
-            # (a) causal verbs
-            if c.causal is not None:
-                cause: _Node | None = None
-                status = "observed"
-                if c.event_subject == -1:
-                    pc = prev_clause(c)
-                    cause = node(pc) if pc else None
-                    status = "inferred"
-                elif c.event_subject is not None and c.event_subject in by_tok:
-                    cause = node(by_tok[c.event_subject])
-                else:
-                    csubj = [ch for ch in v.children if ch.dep_ == "csubj"]
-                    agent = [ch for ch in v.children if ch.dep_ == "agent"]
-                    if csubj and csubj[0].i in by_tok:
-                        cause = node(by_tok[csubj[0].i])
-                    elif agent and any(ch.dep_ == "nsubjpass" for ch in v.children):
-                        po = self._prep_object(agent[0])
-                        cause = self._entity_state(po[1], recent, consumed) if po else None
-                    else:
-                        st = [ch for ch in v.children if ch.dep_ == "nsubj"]
-                        gs = self._gerund_subject(v) if not st else (
-                            st[0] if self._nominal_gerund(st[0]) else None)
-                        if gs is not None:
-                            cause = self._gerund_node(gs)
-                        else:
-                            cause = self._entity_state(st[0], recent, consumed) if st else None
-                    if cause is not None and cause.mention is not None and cause.mention.resolved:
-                        status = "inferred"
-                effect: _Node | None = None
-                comp = [ch for ch in v.children if ch.dep_ in ("ccomp", "xcomp")
-                        and ch.i in by_tok]
-                pcomp = [g for ch in v.children if ch.dep_ == "prep"
-                         for g in ch.children if g.dep_ == "pcomp" and g.i in by_tok]
-                gcomp = [ch for ch in comp if ch.tag_ == "VBG" and any(
-                    x.dep_ == "nsubj" and x.pos_ in ("NOUN", "PROPN") for x in ch.children)]
-                ngers = [ch for ch in v.children if ch.dep_ in ("xcomp", "ccomp", "dobj")
-                         and ch.i > v.i and self._nominal_gerund(ch)]
-                if ngers and not comp:
-                    effect = self._gerund_node(ngers[0])   # "hid the longer baking"
-                elif comp and not gcomp:
-                    effect = node(by_tok[comp[0].i])
-                elif pcomp and not gcomp:
-                    effect = node(by_tok[pcomp[0].i])
-                else:
-                    objs = [ch for ch in v.children if ch.dep_ in ("dobj", "nsubjpass")]
-                    if objs and objs[0].lemma_ == "way" and c.lemma in ("open", "pave"):
-                        consumed.add(objs[0].i)
-                        # "opens the way to X": X is the effect
-                        objs = self._first_prep_object(
-                            [*v.children, *(g for x in v.children if x.dep_ == "dobj"
-                                            for g in x.children)], ("to", "for"))
-                    if not objs:
-                        objs = self._first_prep_object(v.children)
-                    if not objs:
-                        for ch in v.children:
-                            if ch.dep_ == "xcomp" and ch.pos_ == "NOUN":
-                                objs = [ch]            # "leads to(aux) overload(xcomp)"
-                                break
-                            if ch.dep_ in ("ccomp", "oprd") and ch.pos_ == "ADJ":
-                                ns = [g for g in ch.children if g.dep_ == "nsubj"
-                                      and g.pos_ in ("NOUN", "PROPN")]
-                                if ns:                 # "makes X possible"
-                                    objs = ns[:1]
-                                    break
-                    # "leads to the tank running dry": the gerund states the object's state
-                    ger = [ch for ch in v.children if ch.dep_ in ("advcl", "xcomp", "ccomp")
-                           and ch.tag_ == "VBG" and ch.i > v.i]
-                    if ger:
-                        g = ger[0]
-                        gsubj = [x for x in g.children if x.dep_ == "nsubj"
-                                 and x.pos_ in ("NOUN", "PROPN")]
-                        holder_tok = gsubj[0] if gsubj else (
-                            objs[0] if objs and objs[0].i < g.i else None)
-                        if holder_tok is not None:
-                            words, phrase = self._participle_words(g)
-                            consumed.add(g.i)
-                            effect = _Node(mention=self._mention(holder_tok),
-                                           state=self._state_of_words(words, phrase) or "occurs",
-                                           event=True)
-                            objs = []
-                    if objs:
-                        # "led to a wrong quote by the agent": a late by/at/… names the holder
-                        # (not the agent of a passive: "was caused by the stale cache" names
-                        # the cause)
-                        passive = any(ch.dep_ == "nsubjpass" for ch in v.children)
-                        late = [ch for ch in v.children if ch.dep_ in ("agent", "prep")
-                                and not (passive and ch.dep_ == "agent")
-                                and ch.i > objs[0].i and ch.lower_ in _HOLDER_PREPS]
-                        effect = self._entity_state(objs[0], recent, consumed, late)
-                        if effect is not None and c.lemma == "make":
-                            # "make the queue (at the counter) shorter": a comparative after
-                            # the object, however the parser attached it
-                            own = {t.i for ch in v.children if ch.dep_ == "conj"
-                                   for t in ch.subtree}
-                            effect.words = tuple(
-                                t.i for t in v.subtree if t.i > objs[0].i and t.i not in own
-                                and t.tag_ in ("JJR", "RBR") and t.dep_ != "amod")
-                if c.lemma == "make" and any(t.lower_ in ("possible", "feasible", "easier")
-                                             for t in v.subtree):
-                    c.causal = "enables"          # "A makes B possible"
-                plain = (cause is not None and effect is not None and cause.clause is None
-                         and effect.clause is None and cause.state == "occurs"
-                         and effect.state == "occurs" and not cause.event and not effect.event
-                         and not effect.words
-                         and not any(_EVENT_NOUN.search(nd.mention.head)
-                                     for nd in (cause, effect) if nd.mention is not None))
-                if plain and c.lemma in _RELATIONAL_CAUSAL:
-                    c.causal = None              # an entity-to-entity relation, typed later
-                elif cause is not None and effect is not None:
-                    sign = -1 if c.lemma in _DAMPING_VERBS else 1
-                    links.append(_Link(cause, c.causal, effect, sign, status, c.verb, c.sent))
-                else:
-                    c.causal = None
-            # (b) subordinate clauses with a marker
-            if doc[c.tok].dep_ in ("advcl", "ccomp") or (
-                    doc[c.tok].dep_ == "xcomp" and False):
-                marks = [ch for ch in v.children if ch.dep_ in ("mark", "advmod")
-                         and ch.i < v.i]
-                label = ""
-                for mk in marks:
-                    low = mk.text.lower()
-                    prev = doc[mk.i - 1].text.lower() if mk.i > 0 else ""
-                    nxt = doc[mk.i + 1].text.lower() if mk.i + 1 < len(doc) else ""
-                    if low == "though" and prev == "even":
-                        label = "even though"
-                    elif low == "as" and prev == "soon":
-                        label = "as soon as"
-                    elif (low == "so" and nxt == "that") or (low == "that" and prev == "so"):
-                        label = "so that"
-                    elif low in _MARKERS:
-                        label = label or low
-                if not label and any(ch.dep_ == "aux" and ch.lower_ == "to" for ch in v.children):
-                    label = "to (purpose)"
-                main = clause_of(v.head)
-                if label and main is not None and main is not c:
-                    if label == "to (purpose)":
-                        if main.causal is None:
-                            links.append(_Link(node(main), "enables", node(c), 1, "inferred",
-                                               label, c.sent))
-                    else:
-                        edge, sign, status, direction = _MARKERS[label]
-                        a, b = (c, main) if direction == "sub>main" else (main, c)
-                        if a.causal is None and b.causal is None:
-                            links.append(_Link(node(a), edge, node(b), sign, status, label,
-                                               c.sent))
-            elif doc[c.tok].dep_ == "xcomp" and c.causal is None:
-                main = clause_of(v.head)
-                if (main is not None and main.causal is None and main.lemma in _OBJECT_CONTROL
-                        and any(ch.dep_ == "aux" and ch.lower_ == "to" for ch in v.children)):
-                    links.append(_Link(node(main), "enables", node(c), 1, "inferred",
-                                       "to (purpose)", c.sent))
-            # (c) prepositional connectives on this clause
-            for ch in v.children:
-                if ch.dep_ != "prep":
-                    continue
-                w = ch.text.lower()
-                if w == "as":
-                    po = self._prep_object(ch)
-                    if po is not None and po[1].lower_ in ("result", "consequence"):
-                        pc = prev_clause(c) if ch.i < v.i else None
-                        if pc is not None and c.causal is None:
-                            links.append(_Link(node(pc), "causes", node(c), 1, "observed",
-                                               "as a result", c.sent))
-                    continue
-                if w not in _PREP_CONNECTIVES or c.causal is not None:
-                    continue
-                edge, sign, status, label = _PREP_CONNECTIVES[w]
-                pcs = [g for g in ch.subtree if g.i in by_tok and g.i != v.i]
-                src: _Node | None = None
-                if pcs:
-                    src = node(by_tok[pcs[0].i])
-                else:
-                    po = self._prep_object(ch)
-                    if po is not None:
-                        src = self._entity_state(po[1], recent, consumed)
-                if src is not None:
-                    links.append(_Link(src, edge, node(c), sign, status, label, c.sent))
-            # (d) adverbial connectives
-            if c.causal is None:
-                for ch in v.children:
-                    low = ch.text.lower()
-                    if ch.dep_ not in ("advmod", "cc", "mark") or low not in _ADVERBIALS:
-                        continue
-                    if ch.dep_ == "mark" and doc[c.tok].dep_ == "advcl":
-                        continue
-                    if ch.i > v.i and ch.dep_ != "cc":
-                        continue
-                    edge, sign, status = _ADVERBIALS[low]
-                    if ch.dep_ == "cc":
-                        # "A, so B": "so" attaches to A; B is A's conjunct after it
-                        for cj in v.children:
-                            if cj.dep_ == "conj" and cj.i > ch.i and cj.i in by_tok:
-                                links.append(_Link(node(c), edge, node(by_tok[cj.i]), sign,
-                                                   status, low, c.sent))
-                                break
-                        continue
-                    src_c: _Clause | None = None
-                    if doc[c.tok].dep_ == "conj":
-                        src_c = clause_of(v.head)
-                    else:
-                        before = [x for x in v.children if x.i < ch.i and x.i in by_tok
-                                  and x.dep_ in ("ccomp", "advcl", "conj", "parataxis")]
-                        if before:
-                            src_c = by_tok[max(before, key=lambda x: x.i).i]
-                        elif doc[c.tok].dep_ == "ROOT" and ch.i == sents[c.sent].start:
-                            src_c = prev_clause(c)
-                    if src_c is not None and src_c is not c:
-                        links.append(_Link(node(src_c), edge, node(c), sign, status, low,
-                                           c.sent))
-        links += self._why_links(doc, clauses, by_tok, clause_of, prev_clause)
+                    ctx.recent.append(m)
+            self._verb_link(ctx, c)
+            self._marker_link(ctx, c)
+            self._prep_links(ctx, c)
+            self._adverbial_links(ctx, c)
+        links = ctx.links
+        links += self._why_links(doc, clauses, ctx.by_tok, ctx.clause_of, ctx.prev_clause)
         links += self._adjacent_links(doc, clauses, links)
         for lk in links:
             if lk.edge in ("causes", "enables"):
                 lk.sign *= (_end_direction(doc, clauses, lk.cause)
                             * _end_direction(doc, clauses, lk.effect))
         return links
+
+    def _verb_link(self, ctx: _LinkContext, c: _Clause) -> None:
+        """(a) A causal verb's link: its cause (subject, passive agent, event pronoun, sentential
+        relative) and its effect (complement, object, gerund); a causal verb between plain
+        entities is left a relation."""
+        doc = ctx.doc
+        by_tok = ctx.by_tok
+        links = ctx.links
+        recent = ctx.recent
+        consumed = ctx.consumed
+        prev_clause = ctx.prev_clause
+        node = _clause_node
+        v = doc[c.tok]
+        if c.causal is not None:
+            cause: _Node | None = None
+            status = "observed"
+            if c.event_subject == -1:
+                pc = prev_clause(c)
+                cause = node(pc) if pc else None
+                status = "inferred"
+            elif c.event_subject is not None and c.event_subject in by_tok:
+                cause = node(by_tok[c.event_subject])
+            else:
+                csubj = [ch for ch in v.children if ch.dep_ == "csubj"]
+                agent = [ch for ch in v.children if ch.dep_ == "agent"]
+                if csubj and csubj[0].i in by_tok:
+                    cause = node(by_tok[csubj[0].i])
+                elif agent and any(ch.dep_ == "nsubjpass" for ch in v.children):
+                    po = self._prep_object(agent[0])
+                    cause = self._entity_state(po[1], recent, consumed) if po else None
+                else:
+                    st = [ch for ch in v.children if ch.dep_ == "nsubj"]
+                    gs = self._gerund_subject(v) if not st else (
+                        st[0] if self._nominal_gerund(st[0]) else None)
+                    if gs is not None:
+                        cause = self._gerund_node(gs)
+                    else:
+                        cause = self._entity_state(st[0], recent, consumed) if st else None
+                if cause is not None and cause.mention is not None and cause.mention.resolved:
+                    status = "inferred"
+            effect: _Node | None = None
+            comp = [ch for ch in v.children if ch.dep_ in ("ccomp", "xcomp")
+                    and ch.i in by_tok]
+            pcomp = [g for ch in v.children if ch.dep_ == "prep"
+                     for g in ch.children if g.dep_ == "pcomp" and g.i in by_tok]
+            gcomp = [ch for ch in comp if ch.tag_ == "VBG" and any(
+                x.dep_ == "nsubj" and x.pos_ in ("NOUN", "PROPN") for x in ch.children)]
+            ngers = [ch for ch in v.children if ch.dep_ in ("xcomp", "ccomp", "dobj")
+                     and ch.i > v.i and self._nominal_gerund(ch)]
+            if ngers and not comp:
+                effect = self._gerund_node(ngers[0])   # "hid the longer baking"
+            elif comp and not gcomp:
+                effect = node(by_tok[comp[0].i])
+            elif pcomp and not gcomp:
+                effect = node(by_tok[pcomp[0].i])
+            else:
+                objs = [ch for ch in v.children if ch.dep_ in ("dobj", "nsubjpass")]
+                if objs and objs[0].lemma_ == "way" and c.lemma in ("open", "pave"):
+                    consumed.add(objs[0].i)
+                    # "opens the way to X": X is the effect
+                    objs = self._first_prep_object(
+                        [*v.children, *(g for x in v.children if x.dep_ == "dobj"
+                                        for g in x.children)], ("to", "for"))
+                if not objs:
+                    objs = self._first_prep_object(v.children)
+                if not objs:
+                    for ch in v.children:
+                        if ch.dep_ == "xcomp" and ch.pos_ == "NOUN":
+                            objs = [ch]            # "leads to(aux) overload(xcomp)"
+                            break
+                        if ch.dep_ in ("ccomp", "oprd") and ch.pos_ == "ADJ":
+                            ns = [g for g in ch.children if g.dep_ == "nsubj"
+                                  and g.pos_ in ("NOUN", "PROPN")]
+                            if ns:                 # "makes X possible"
+                                objs = ns[:1]
+                                break
+                # "leads to the tank running dry": the gerund states the object's state
+                ger = [ch for ch in v.children if ch.dep_ in ("advcl", "xcomp", "ccomp")
+                       and ch.tag_ == "VBG" and ch.i > v.i]
+                if ger:
+                    g = ger[0]
+                    gsubj = [x for x in g.children if x.dep_ == "nsubj"
+                             and x.pos_ in ("NOUN", "PROPN")]
+                    holder_tok = gsubj[0] if gsubj else (
+                        objs[0] if objs and objs[0].i < g.i else None)
+                    if holder_tok is not None:
+                        words, phrase = self._participle_words(g)
+                        consumed.add(g.i)
+                        effect = _Node(mention=self._mention(holder_tok),
+                                       state=self._state_of_words(words, phrase) or "occurs",
+                                       event=True)
+                        objs = []
+                if objs:
+                    # "led to a wrong quote by the agent": a late by/at/… names the holder
+                    # (not the agent of a passive: "was caused by the stale cache" names
+                    # the cause)
+                    passive = any(ch.dep_ == "nsubjpass" for ch in v.children)
+                    late = [ch for ch in v.children if ch.dep_ in ("agent", "prep")
+                            and not (passive and ch.dep_ == "agent")
+                            and ch.i > objs[0].i and ch.lower_ in _HOLDER_PREPS]
+                    effect = self._entity_state(objs[0], recent, consumed, late)
+                    if effect is not None and c.lemma == "make":
+                        # "make the queue (at the counter) shorter": a comparative after
+                        # the object, however the parser attached it
+                        own = {t.i for ch in v.children if ch.dep_ == "conj"
+                               for t in ch.subtree}
+                        effect.words = tuple(
+                            t.i for t in v.subtree if t.i > objs[0].i and t.i not in own
+                            and t.tag_ in ("JJR", "RBR") and t.dep_ != "amod")
+            if c.lemma == "make" and any(t.lower_ in ("possible", "feasible", "easier")
+                                         for t in v.subtree):
+                c.causal = "enables"          # "A makes B possible"
+            plain = (cause is not None and effect is not None and cause.clause is None
+                     and effect.clause is None and cause.state == "occurs"
+                     and effect.state == "occurs" and not cause.event and not effect.event
+                     and not effect.words
+                     and not any(_EVENT_NOUN.search(nd.mention.head)
+                                 for nd in (cause, effect) if nd.mention is not None))
+            if plain and c.lemma in _RELATIONAL_CAUSAL:
+                c.causal = None              # an entity-to-entity relation, typed later
+            elif cause is not None and effect is not None:
+                sign = -1 if c.lemma in _DAMPING_VERBS else 1
+                links.append(_Link(cause, c.causal, effect, sign, status, c.verb, c.sent))
+            else:
+                c.causal = None
+
+    def _marker_link(self, ctx: _LinkContext, c: _Clause) -> None:
+        """(b) A subordinate clause with a marker ("because", "although", "so that", a purpose
+        infinitive) linked with its main clause."""
+        doc = ctx.doc
+        links = ctx.links
+        clause_of = ctx.clause_of
+        node = _clause_node
+        v = doc[c.tok]
+        if doc[c.tok].dep_ in ("advcl", "ccomp") or (
+                doc[c.tok].dep_ == "xcomp" and False):
+            marks = [ch for ch in v.children if ch.dep_ in ("mark", "advmod")
+                     and ch.i < v.i]
+            label = ""
+            for mk in marks:
+                low = mk.text.lower()
+                prev = doc[mk.i - 1].text.lower() if mk.i > 0 else ""
+                nxt = doc[mk.i + 1].text.lower() if mk.i + 1 < len(doc) else ""
+                if low == "though" and prev == "even":
+                    label = "even though"
+                elif low == "as" and prev == "soon":
+                    label = "as soon as"
+                elif (low == "so" and nxt == "that") or (low == "that" and prev == "so"):
+                    label = "so that"
+                elif low in _MARKERS:
+                    label = label or low
+            if not label and any(ch.dep_ == "aux" and ch.lower_ == "to" for ch in v.children):
+                label = "to (purpose)"
+            main = clause_of(v.head)
+            if label and main is not None and main is not c:
+                if label == "to (purpose)":
+                    if main.causal is None:
+                        links.append(_Link(node(main), "enables", node(c), 1, "inferred",
+                                           label, c.sent))
+                else:
+                    edge, sign, status, direction = _MARKERS[label]
+                    a, b = (c, main) if direction == "sub>main" else (main, c)
+                    if a.causal is None and b.causal is None:
+                        links.append(_Link(node(a), edge, node(b), sign, status, label,
+                                           c.sent))
+        elif doc[c.tok].dep_ == "xcomp" and c.causal is None:
+            main = clause_of(v.head)
+            if (main is not None and main.causal is None and main.lemma in _OBJECT_CONTROL
+                    and any(ch.dep_ == "aux" and ch.lower_ == "to" for ch in v.children)):
+                links.append(_Link(node(main), "enables", node(c), 1, "inferred",
+                                   "to (purpose)", c.sent))
+
+    def _prep_links(self, ctx: _LinkContext, c: _Clause) -> None:
+        """(c) Prepositional connectives on the clause ("because of", "due to", "despite", "as a
+        result")."""
+        doc = ctx.doc
+        by_tok = ctx.by_tok
+        links = ctx.links
+        recent = ctx.recent
+        consumed = ctx.consumed
+        prev_clause = ctx.prev_clause
+        node = _clause_node
+        v = doc[c.tok]
+        for ch in v.children:
+            if ch.dep_ != "prep":
+                continue
+            w = ch.text.lower()
+            if w == "as":
+                po = self._prep_object(ch)
+                if po is not None and po[1].lower_ in ("result", "consequence"):
+                    pc = prev_clause(c) if ch.i < v.i else None
+                    if pc is not None and c.causal is None:
+                        links.append(_Link(node(pc), "causes", node(c), 1, "observed",
+                                           "as a result", c.sent))
+                continue
+            if w not in _PREP_CONNECTIVES or c.causal is not None:
+                continue
+            edge, sign, status, label = _PREP_CONNECTIVES[w]
+            pcs = [g for g in ch.subtree if g.i in by_tok and g.i != v.i]
+            src: _Node | None = None
+            if pcs:
+                src = node(by_tok[pcs[0].i])
+            else:
+                po = self._prep_object(ch)
+                if po is not None:
+                    src = self._entity_state(po[1], recent, consumed)
+            if src is not None:
+                links.append(_Link(src, edge, node(c), sign, status, label, c.sent))
+
+    def _adverbial_links(self, ctx: _LinkContext, c: _Clause) -> None:
+        """(d) Adverbial connectives ("so", "therefore", "then") linking the clause before to
+        this one."""
+        doc = ctx.doc
+        by_tok = ctx.by_tok
+        links = ctx.links
+        clause_of = ctx.clause_of
+        prev_clause = ctx.prev_clause
+        node = _clause_node
+        sents = ctx.sents
+        v = doc[c.tok]
+        if c.causal is None:
+            for ch in v.children:
+                low = ch.text.lower()
+                if ch.dep_ not in ("advmod", "cc", "mark") or low not in _ADVERBIALS:
+                    continue
+                if ch.dep_ == "mark" and doc[c.tok].dep_ == "advcl":
+                    continue
+                if ch.i > v.i and ch.dep_ != "cc":
+                    continue
+                edge, sign, status = _ADVERBIALS[low]
+                if ch.dep_ == "cc":
+                    # "A, so B": "so" attaches to A; B is A's conjunct after it
+                    for cj in v.children:
+                        if cj.dep_ == "conj" and cj.i > ch.i and cj.i in by_tok:
+                            links.append(_Link(node(c), edge, node(by_tok[cj.i]), sign,
+                                               status, low, c.sent))
+                            break
+                    continue
+                src_c: _Clause | None = None
+                if doc[c.tok].dep_ == "conj":
+                    src_c = clause_of(v.head)
+                else:
+                    before = [x for x in v.children if x.i < ch.i and x.i in by_tok
+                              and x.dep_ in ("ccomp", "advcl", "conj", "parataxis")]
+                    if before:
+                        src_c = by_tok[max(before, key=lambda x: x.i).i]
+                    elif doc[c.tok].dep_ == "ROOT" and ch.i == sents[c.sent].start:
+                        src_c = prev_clause(c)
+                if src_c is not None and src_c is not c:
+                    links.append(_Link(node(src_c), edge, node(c), sign, status, low,
+                                       c.sent))
 
 
     def _gerund_node(self, g: Any) -> _Node:
