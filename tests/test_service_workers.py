@@ -19,8 +19,8 @@ import pytest
 
 from analogist.casebook import load_casebook
 from analogist.service.admission import default_workers
-from analogist.service.workers import limit_blas_threads, parse_workers
 from analogist.service.keys import keys_add
+from analogist.service.workers import limit_blas_threads, parse_workers
 from tests.test_server import _free_port
 
 ATTEMPTS = 400     # new connections tried before concluding that a worker never answers

@@ -244,9 +244,9 @@ class _ClauseReader:
 
             if ch.dep_ in ("nsubj", "nsubjpass", "dobj") and (
                     ch.lower_ in _NEG_PRONOUNS or any(
-                        d.dep_ == "det" and d.lower_ == "no" for d in ch.children)):
-                if ch.dep_ != "dobj" or ch.lower_ in _NEG_PRONOUNS:
-                    return True
+                        d.dep_ == "det" and d.lower_ == "no" for d in ch.children)) and (
+                    ch.dep_ != "dobj" or ch.lower_ in _NEG_PRONOUNS):
+                return True
             if ch.dep_ in ("nsubj", "nsubjpass") and ch.lower_ == "none":
                 return True
         if v.dep_ in ("pcomp", "advcl") and v.head.lower_ == "without":

@@ -33,6 +33,7 @@ serves (a broken store, say) stops the whole server with that failure as its mes
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import multiprocessing
 import os
@@ -263,10 +264,8 @@ class Supervisor:
         """SIGTERM to every live worker, then wait for each (SIGKILL after the grace)."""
         for w in pool:
             if w.process.exitcode is None and w.process.pid is not None:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(w.process.pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
         for w in pool:
             w.process.join(STOP_GRACE)
             if w.process.exitcode is None:
