@@ -388,17 +388,7 @@ class Episodes:
             f"ON v.signature_id = s.id {self._join_ns('v')}"
             "WHERE s.namespace = ? AND v.channel = ? ORDER BY s.id",
             (ns, channel)).fetchall()
-        vecs = []
-        for sid, fmt, data in rows:
-            if fmt != "float32":
-                raise StoreError(f"channel {channel!r} of id {sid} has format {fmt!r}, "
-                                 "not float32", field="channel")
-            vecs.append(np.frombuffer(data, dtype="<f4"))
-        if not vecs:
-            return [], np.zeros((0, 0), dtype=np.float32)
-        if len({v.size for v in vecs}) != 1:
-            raise StoreError(f"channel {channel!r} mixes vector sizes", field="channel")
-        return [int(r[0]) for r in rows], np.vstack(vecs).astype(np.float32)
+        return _decode_vectors(channel, rows)
 
     def embeddings_of(self, channel: str, ids: Sequence[int], namespace: str = "default"
                       ) -> tuple[builtins.list[int], np.ndarray]:
@@ -414,17 +404,7 @@ class Episodes:
                 f"ON s.id = v.signature_id {self._join_ns('v')}"
                 f"WHERE v.signature_id IN ({','.join('?' * len(chunk))}) AND v.channel = ? "
                 "AND s.namespace = ? ORDER BY s.id", (*chunk, channel, ns)).fetchall()
-        vecs = []
-        for sid, fmt, data in found:
-            if fmt != "float32":
-                raise StoreError(f"channel {channel!r} of id {sid} has format {fmt!r}, "
-                                 "not float32", field="channel")
-            vecs.append(np.frombuffer(data, dtype="<f4"))
-        if not vecs:
-            return [], np.zeros((0, 0), dtype=np.float32)
-        if len({v.size for v in vecs}) != 1:
-            raise StoreError(f"channel {channel!r} mixes vector sizes", field="channel")
-        return [int(r[0]) for r in found], np.vstack(vecs).astype(np.float32)
+        return _decode_vectors(channel, found)
 
     def fingerprint_groups(self, namespace: str = "default", *, depth: int = 2,
                            min_size: int = 1, include_superseded: bool = True
@@ -442,3 +422,18 @@ class Episodes:
             groups.setdefault(fp, []).append(int(sid))
         ordered = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
         return {fp: ids for fp, ids in ordered if len(ids) >= min_size}
+
+
+def _decode_vectors(channel: str, rows: Sequence[Any]) -> tuple[list[int], np.ndarray]:
+    """``(ids, matrix)`` from ``(id, format, data)`` rows of one channel: float32 only, one size."""
+    vecs = []
+    for sid, fmt, data in rows:
+        if fmt != "float32":
+            raise StoreError(f"channel {channel!r} of id {sid} has format {fmt!r}, "
+                             "not float32", field="channel")
+        vecs.append(np.frombuffer(data, dtype="<f4"))
+    if not vecs:
+        return [], np.zeros((0, 0), dtype=np.float32)
+    if len({v.size for v in vecs}) != 1:
+        raise StoreError(f"channel {channel!r} mixes vector sizes", field="channel")
+    return [int(r[0]) for r in rows], np.vstack(vecs).astype(np.float32)
