@@ -1,0 +1,66 @@
+"""The rows a store holds after an add do not depend on the way they were added: one at a time,
+in batches (with and without embeddings) or by ``analogist add`` of a bulk file; and they are
+the rows this fixed input gave before the bulk write path was reworked (the digests below were
+taken of the store written by the code of that time, 8af9d8c)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from analogist.cli import app
+from analogist.memory.sqlite import Memory
+from tests.add_rows import FIXED_NOW, digest, dump, embed, records
+
+# sha256 of tests/add_rows.dump() of the store written by add_many / add of records(), at 8af9d8c
+BEFORE = "b0c001bd37c4927a2473044970f61e838c147c4a971a50ca996eb1a76209b4b5"
+BEFORE_EMBED = "bc48afc11c8ec024ab20bdd0aa6f7f4375774c39fe604869da2fcdf1da37443f"
+
+
+def _store(path: Path, how: str) -> Path:
+    recs = records()
+    with Memory.open(path, clock=lambda: FIXED_NOW) as m:
+        if how == "one":
+            for r in recs:
+                m.add(r, namespace="rows")
+        else:
+            m.add_many(recs, namespace="rows", batch_size=97,
+                       embed=embed if how == "embed" else None)
+    return path
+
+
+def test_batches_write_the_rows_of_before(tmp_path: Path) -> None:
+    assert digest(_store(tmp_path / "many.db", "many")) == BEFORE
+
+
+def test_batches_with_embeddings_write_the_rows_of_before(tmp_path: Path) -> None:
+    assert digest(_store(tmp_path / "embed.db", "embed")) == BEFORE_EMBED
+
+
+def test_one_at_a_time_writes_the_same_rows(tmp_path: Path) -> None:
+    assert digest(_store(tmp_path / "one.db", "one")) == BEFORE
+
+
+def _without_created_at(text: str) -> str:
+    return text.replace(repr(FIXED_NOW.isoformat()), "<now>")
+
+
+def test_cli_bulk_add_writes_the_same_rows(tmp_path: Path) -> None:
+    f = tmp_path / "bulk.jsonl"
+    f.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records()),
+                 encoding="utf-8")
+    cli = tmp_path / "cli.db"
+    r = CliRunner().invoke(app, ["add", str(f), "--store", str(cli), "--namespace", "rows",
+                                 "--no-embed", "--batch-size", "64"])
+    assert r.exit_code == 0, r.output
+    want = _without_created_at(dump(_store(tmp_path / "many.db", "many")))
+    got = dump(cli)
+    # every row but the time of the add, which the CLI takes from the clock
+    with Memory.open(cli) as m:
+        now = {e.created_at for e in m.list("rows", include_superseded=True)}
+    assert len(now) >= 1
+    for t in now:
+        got = got.replace(repr(t), "<now>")
+    assert got == want
