@@ -8,10 +8,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from analogist.cli import app
+from analogist.errors import AnalogistError
 from analogist.memory.sqlite import Memory
+from analogist.signature import validate_signature
 from tests.add_rows import FIXED_NOW, digest, dump, embed, records
 
 # sha256 of tests/add_rows.dump() of the store written by add_many / add of records(), at 8af9d8c
@@ -64,3 +67,18 @@ def test_cli_bulk_add_writes_the_same_rows(tmp_path: Path) -> None:
     for t in now:
         got = got.replace(repr(t), "<now>")
     assert got == want
+
+
+def test_validated_signatures_are_stored_as_given_and_mappings_still_checked(
+        tmp_path: Path) -> None:
+    recs = records()
+    sigs = [validate_signature(r) for r in recs]
+    path = tmp_path / "validated.db"
+    with Memory.open(path, clock=lambda: FIXED_NOW) as m:
+        m.add_many(sigs, namespace="rows", batch_size=97, validated=True)
+    assert digest(path) == BEFORE
+    with Memory.open(tmp_path / "bad.db") as m:
+        with pytest.raises(AnalogistError, match=r"record 1: ") as ei:
+            m.add_many([sigs[0], {"episode_id": "x"}], validated=True)
+        assert ei.value.field is not None and ei.value.field.startswith("records[1]")
+        assert m.count() == 0

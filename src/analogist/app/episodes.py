@@ -132,8 +132,12 @@ class Episodes(Components):
 
     def add_many(self, signatures: Iterable[Signature | Mapping[str, Any]], *,
                  namespace: str | None = None, batch_size: int = 500,
-                 progress: Callable[[int], None] | None = None) -> list[int]:
-        """Store many episodes, one transaction per batch (a bad record rejects its batch)."""
+                 progress: Callable[[int], None] | None = None,
+                 validated: bool = False) -> list[int]:
+        """Store many episodes, one transaction per batch (a bad record rejects its batch).
+        ``validated=True``: Signature objects among ``signatures`` come from
+        :func:`~analogist.signature.validate_signature` and are not validated again (see
+        :meth:`analogist.memory.sqlite.Memory.add_many`)."""
         return self.memory().add_many(signatures, namespace=self.namespace(namespace),
                                       batch_size=batch_size, progress=progress,
-                                      embed=self.level_embedder())
+                                      embed=self.level_embedder(), validated=validated)

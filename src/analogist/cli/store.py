@@ -4,6 +4,7 @@ PostgreSQL store partitioned across servers)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import warnings
 from pathlib import Path
@@ -72,14 +73,22 @@ def add_command(
         vocab = default_signature_vocabulary()
         proposed: dict[str, dict[str, Any]] = {}
         encoded = _encode_files(files, writer, domain, proposed) if from_text else None
+        # the signatures validated by the check pass are held for the store pass (texts are
+        # held anyway): the files within HELD_BYTES, in order; only the files beyond are read
+        # (and validated) a second time
+        n_held = len(files) if encoded is not None else _files_to_hold(files)
 
-        def records() -> Any:  # bulk files are streamed (twice: checked, then stored)
-            return iter(encoded) if encoded is not None else (
-                r for f in files for r in iter_records(f))
+        def checked() -> Any:
+            if encoded is not None:
+                yield from ((True, where, rec) for where, rec in encoded)
+                return
+            for k, f in enumerate(files):
+                yield from ((k < n_held, where, rec) for where, rec in iter_records(f))
 
+        held: list[Any] = []
         n_records = 0
         episode_ids: set[str] = set()
-        for where, rec in records():
+        for hold, where, rec in checked():
             try:
                 sig = validate_signature(rec, source=where)
                 # unknown relations become proposed terms (with a warning; the writers' own
@@ -98,20 +107,45 @@ def add_command(
                                      source=where, field="episode_id")
             n_records += 1
             episode_ids.add(sig.episode_id)
+            if hold:
+                held.append(sig)
         if not n_records:
             raise AnalogistError("no episodes in the input; expected a signature, a list of "
                                  "them or {episodes: [...]}", source=str(files[0]))
+        rest = (rec for f in files[n_held:] for _where, rec in iter_records(f))
         with make_app(store, namespace=namespace, embeddings=embed) as api, \
                 progress_bar() as bar:
             api.memory().check_new(episode_ids, namespace=namespace)  # before anything is stored
             task = bar.add_task("adding", total=n_records)
-            ids = api.add_many((rec for _where, rec in records()), batch_size=batch_size,
-                               progress=lambda n: bar.update(task, completed=n))
+            # the held signatures are stored as validated (not validated again)
+            ids = api.add_many(itertools.chain(held, rest), batch_size=batch_size,
+                               progress=lambda n: bar.update(task, completed=n),
+                               validated=True)
             n_terms = _record_proposed(api.memory(), proposed, namespace) if proposed else 0
     except AnalogistError as e:
         _fail(str(e))
     typer.echo(f"added {len(ids)} episode(s) to namespace {namespace!r}"
                + (f"; {n_terms} proposed term(s) recorded in the vocabulary" if n_terms else ""))
+
+
+HELD_BYTES = 16 << 20
+"""``analogist add`` holds the signatures it validated of the bulk files up to this many bytes
+(in order, whole files) for storing them; files beyond are read and validated again instead
+(a validated signature takes about eight times the bytes of its JSON text)."""
+
+
+def _files_to_hold(files: list[Path]) -> int:
+    """How many of ``files``, from the first, fit in :data:`HELD_BYTES` together."""
+    total = 0
+    for k, f in enumerate(files):
+        try:
+            total += f.stat().st_size
+        except OSError:
+            return k  # reading it will say what is wrong
+        if total > HELD_BYTES:
+            return k
+    return len(files)
+
 
 def _record_proposed(m: Any, proposed: dict[str, dict[str, Any]], namespace: str) -> int:
     """Record writers' new relations in the store's vocab table as ``proposed`` (with their

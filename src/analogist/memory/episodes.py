@@ -184,12 +184,17 @@ class Episodes:
     def add_many(self, sigs: Iterable[Signature | Mapping[str, Any]], *,
                  namespace: str = "default", batch_size: int = 500,
                  progress: Callable[[int], None] | None = None,
-                 embed: Callable[[Signature], Mapping[str, np.ndarray]] | None = None
-                 ) -> list[int]:
+                 embed: Callable[[Signature], Mapping[str, np.ndarray]] | None = None,
+                 validated: bool = False) -> list[int]:
         """Store many signatures, one transaction per batch of ``batch_size``.
 
         ``embed``, when given, maps each validated signature to its embeddings (channel → vector,
         as for :meth:`add`); it is called before the record's batch is written.
+
+        ``validated=True``: the :class:`Signature` objects among ``sigs`` were made by
+        :func:`~analogist.signature.validate_signature` in this process (a caller that checked
+        a whole input before storing it) and are stored as they are, not validated again;
+        mappings are validated as always.
 
         A bad record (invalid, or an episode id already stored or repeated) raises an
         :class:`AnalogistError` naming ``records[i].<field>`` (``i`` counts from 0 over all of
@@ -224,7 +229,7 @@ class Episodes:
         with _collector_paused():
             for i, rec in enumerate(sigs):
                 try:
-                    sig = _validated(rec)
+                    sig = rec if validated and isinstance(rec, Signature) else _validated(rec)
                     rows = _embedding_rows(embed(sig)) if embed is not None else []
                 except AnalogistError as e:
                     raise _at(e, i) from None
