@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +32,22 @@ from analogist.bench.external import calibrate_surface_threshold, calibrate_thre
 from analogist.bench.external.bm25 import BM25Scorer
 from analogist.bench.external.report import run_all
 from analogist.bench.external.runner import SURFACE_THRESHOLD, CachingEncoder
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _git_head() -> str | None:
+    """The checkout's commit (short hash; ``+dirty`` when ``src/`` has uncommitted changes), or
+    None outside a git checkout."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                              capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "src"],
+                               cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("+dirty" if dirty.strip() else "")
+
 
 DEV_FILES = {"storyanalogy": "storyanalogy_mc.json", "parallelparc": "parallelparc_silver.csv"}
 
@@ -70,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
             (root / sub / f).symlink_to((args.data / f).resolve())
         rep = run_all(root, args.out, seed=args.seed, limit=args.limit, encoder=encoder,
                       embedder=embedder)
-    run = {"command": cmd, "analogist_version": __version__,
+    run = {"command": cmd, "git": _git_head(), "analogist_version": __version__,
            "python": platform.python_version(), "data": str(args.data), "seed": args.seed,
            "limit": args.limit, "process_cpu_s": round(time.process_time() - t_cpu, 1),
            "wall_s": round(time.perf_counter() - t_wall, 1), "errors": rep["errors"]}
@@ -78,8 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     md = args.out / "report.md"
     md.write_text(md.read_text().replace("# Public analogy benchmarks",
                                          "# Public analogy benchmarks — development sets", 1)
-                  + f"\nReproduce: `{cmd}` (CPU {run['process_cpu_s']:.0f} s, wall "
-                    f"{run['wall_s']:.0f} s on a shared 2-core machine).\n")
+                  + f"\nReproduce: `{cmd}` (code at {run['git']}; CPU {run['process_cpu_s']:.0f} s,"
+                    f" wall {run['wall_s']:.0f} s on a shared 2-core machine).\n")
     for det in rep["results"]:
         s = det["summary"]
         a = s["systems"]

@@ -36,6 +36,7 @@ import json
 import random
 import re
 import statistics
+import subprocess
 import sys
 import time
 from dataclasses import asdict
@@ -188,6 +189,19 @@ def prf(tp: int, npred: int, ngold: int) -> dict[str, float]:
             "predicted": npred, "gold": ngold}
 
 
+def _git_head() -> str | None:
+    """The checkout's commit (short hash; ``+dirty`` when ``src/`` has uncommitted changes), or
+    None outside a git checkout."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                              capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "src"],
+                               cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("+dirty" if dirty.strip() else "")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -207,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     vl = VerbLemma(nlp)
     enc.encode("The cache was stale, so the monitor raised an alarm.")  # warm-up
 
+    t_wall, t_cpu = time.perf_counter(), time.process_time()
     items: list[dict[str, Any]] = []
     times: list[float] = []
     rows_parsed = triples_parsed = pairs_bad = states = errors = 0
@@ -278,6 +293,9 @@ def main(argv: list[str] | None = None) -> int:
         if times else None,
         "encoder": {"writer": "deterministic-encoder-1", "embedder": "use (default)",
                     "params": asdict(EncoderParams())},
+        "git": _git_head(),
+        "process_cpu_s": round(time.process_time() - t_cpu, 1),
+        "wall_s": round(time.perf_counter() - t_wall, 1),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
