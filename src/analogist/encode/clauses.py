@@ -12,6 +12,7 @@ from analogist.encode.lexicon import (
     _BELIEF_VERBS,
     _CAUSAL_PREPS,
     _CAUSAL_VERBS,
+    _COPY_VERBS,
     _DIRECTIONAL,
     _EVENT_PRONOUNS,
     _GENERIC_HEADS,
@@ -27,6 +28,7 @@ from analogist.encode.lexicon import (
     _RELATIVE,
     _SKIP_PREPS,
     _singular,
+    _verb_lemma,
 )
 from analogist.encode.params import EncoderParams
 from analogist.index.embed import Embedder
@@ -63,6 +65,7 @@ class _Clause:
     causal: str | None = None      # edge type when a causal verb
     complement: str = ""           # a later "prep + word" ("treats X *as truth*"), for typing
     sources: list[_Mention] = field(default_factory=list)   # "copies X *from Y*" beside a dobj
+    into: list[_Mention] = field(default_factory=list)      # "exports X *into Y*": Y is the copy
     objects_moved: bool = False    # "nobody checked X": X became the subject of a state
     object_negated: bool = False   # "had *no* paper", "got *nothing*": the object is denied
     unable: bool = False           # "could not refill", "no engine could refill": ability denied
@@ -332,7 +335,7 @@ class _ClauseReader:
 
     def _clause(self, v: Any, si: int, idx: int, recent: list[_Mention],
                 by_tok: dict[int, _Clause]) -> _Clause | None:
-        lemma = (v.lemma_ or v.text).lower()
+        lemma = _verb_lemma((v.lemma_ or v.text).lower(), v.text.lower())
         children = list(v.children)
         prt = [c for c in children if c.dep_ == "prt"]
         particle = " ".join(p.text.lower() for p in prt)
@@ -481,6 +484,14 @@ class _ClauseReader:
                     po = self._prep_object(ch)
                     if po is not None and po[1].pos_ in ("NOUN", "PROPN", "PRON"):
                         c.sources = self._mentions(po[1], recent)
+                    break
+            for ch in children:
+                # "exported the salary table into a spreadsheet": the spreadsheet is the copy
+                if ch.dep_ == "prep" and ch.i > v.i and ch.lower_ in ("into", "onto", "to") \
+                        and lemma in _COPY_VERBS and not c.sources:
+                    po = self._prep_object(ch)
+                    if po is not None and po[1].pos_ in ("NOUN", "PROPN", "PRON"):
+                        c.into = self._mentions(po[1], recent)
                     break
 
         if lemma in _CAUSAL_VERBS:

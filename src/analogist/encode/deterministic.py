@@ -278,7 +278,7 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
         cast = self._cast(rd, notes, source)
         fix_operator, fix_spans = self._fix_operator(rd.sents, rd.fix_at, cast.tags,
                                                      cast.mentions)
-        typed, arity_of = self._type_clauses(rd)
+        typed, arity_of = self._type_clauses(rd, cast.tags)
         proposed: dict[str, str] = {}
         relations = self._relation_atoms(rd, typed, cast.tags, proposed)
         end_typed = {**typed, **self._type_edge_ends(rd.links, rd.cl, typed)}
@@ -330,10 +330,10 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
         the ``max_roles`` most salient kept (a note when some are dropped) and tagged
         (:func:`_role_tags`); each role described by its most frequent phrase."""
         p = self.params
-        self._split_heads([*(m for c in rd.live for m in (*c.subjects, *c.objects, *c.sources)),
+        self._split_heads([*(m for c in rd.live for m in (*c.subjects, *c.objects, *c.sources, *c.into)),
                            *(nd.mention for lk in rd.links for nd in (lk.cause, lk.effect)
                              if nd.mention is not None)],
-                          [[*c.subjects, *c.objects, *c.sources] for c in rd.live])
+                          [[*c.subjects, *c.objects, *c.sources, *c.into] for c in rd.live])
         mentions, first, salience = self._salience(rd)
         if not mentions:
             raise EncodeError("found no entity (noun phrase) to make a role from; expected "
@@ -372,7 +372,7 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
             salience[m.head] += weight
 
         for c in rd.live:
-            for m in (*c.subjects, *c.objects, *c.sources):
+            for m in (*c.subjects, *c.objects, *c.sources, *c.into):
                 if m.tok not in rd.consumed:
                     see(m, 1)
         for lk in rd.links:
@@ -390,10 +390,12 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
         return mentions, first, salience
 
     # -- stage 5: typing --------------------------------------------------------------------------
-    def _type_clauses(self, rd: _Reading) -> tuple[dict[int, _Typed], dict[str, int]]:
+    def _type_clauses(self, rd: _Reading, tags: dict[str, str]
+                      ) -> tuple[dict[int, _Typed], dict[str, int]]:
         """Type every live non-causal clause (clause idx → :class:`_Typed`): a binary pattern
         for a clause with an object, a unary one for a state with a subject; the patterns are
-        embedded in one batch. A proposed name read with two arities gets a ``_state`` /
+        embedded in one batch; a clause that is no end of a causal link is read by the general
+        tables before the embedder (:meth:`_type`). A proposed name read with two arities gets a ``_state`` /
         ``_rel`` suffix on its later reading. Returns the typings and each name's arity."""
         patterns: dict[int, tuple[int, str]] = {}
         for c in rd.live:
@@ -412,6 +414,12 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
         typed: dict[int, _Typed] = {}
         for k, (ar, pat) in sorted(patterns.items()):
             typed[k] = self._type(rd.cl[k], ar, pat, cache, vecs.get(k))
+        # a clause that ends no causal link kept in the chain is read by the general tables
+        # first: its own atom is the only place its reading appears
+        ends = _kept_link_ends(rd, typed, tags)
+        for k, (ar, pat) in sorted(patterns.items()):
+            if k not in ends:
+                typed[k] = self._type(rd.cl[k], ar, pat, cache, vecs.get(k), table_first=True)
         arity_of: dict[str, int] = {}
         for k in sorted(typed):
             t = typed[k]
@@ -447,10 +455,12 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
                 if len(st) >= 2 and ot is not None:
                     relations.append([shares.name, st[0], st[1], ot])
                     continue
-            if t.name == derives and c.sources:
-                # "the office prints a timetable from the schedule": the timetable derives from
-                # the schedule, and the office produces it
-                pairs = [(om, src) for om in c.objects for src in c.sources]
+            if t.name == derives and (c.sources or c.into):
+                # "the office prints a timetable from the schedule" (or "prints the schedule
+                # onto a timetable"): the timetable derives from the schedule, and the office
+                # produces it
+                pairs = [*((om, src) for om in c.objects for src in c.sources),
+                         *((cp, om) for cp in c.into for om in c.objects)]
                 for om, src in pairs:
                     o, f = _tag_of(tags, om), _tag_of(tags, src)
                     if o and f and o != f and om.tok not in consumed:
@@ -703,12 +713,32 @@ def _clause_atom(c: _Clause, typed: dict[int, _Typed], tags: dict[str, str]) -> 
     if s is None:
         return None
     if t.arity == 2:
+        if t.name == "derives_from" and (c.sources or c.into):
+            # "computed the wages from the sheet": the wages derive from the sheet
+            pairs = [*((om, src) for om in c.objects for src in c.sources),
+                     *((cp, om) for cp in c.into for om in c.objects)]
+            for a, b in pairs:
+                ta, tb = _tag_of(tags, a), _tag_of(tags, b)
+                if ta is not None and tb is not None and ta != tb:
+                    return f"{t.name}({ta},{tb})"
         o = next((_tag_of(tags, m) for m in c.objects if _tag_of(tags, m) not in (None, s)),
                  None)
         if o is None:
             return None
         return f"{t.name}({s},{o})"
     return f"{t.name}({s})"
+
+
+def _kept_link_ends(rd: _Reading, typed: dict[int, _Typed], tags: dict[str, str]) -> set[int]:
+    """The clauses that end a causal link whose two ends are distinct atoms over kept roles
+    (the links :meth:`DeterministicEncoder._chain` can keep)."""
+    out: set[int] = set()
+    for lk in rd.links:
+        a = _node_atom(lk.cause, rd.cl, typed, tags)
+        b = _node_atom(lk.effect, rd.cl, typed, tags)
+        if a is not None and b is not None and a != b:
+            out.update(nd.clause for nd in (lk.cause, lk.effect) if nd.clause is not None)
+    return out
 
 
 def _node_atom(nd: _Node, cl: dict[int, _Clause], typed: dict[int, _Typed],

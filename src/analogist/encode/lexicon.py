@@ -193,7 +193,8 @@ _RELATION_CUES: dict[str, tuple[str, ...]] = {
                 "think that", "presume that", "suppose that", "expect that"),
     "amplifies": ("amplify", "magnify", "boost", "intensify"),
     "validates": ("validate", "verify", "check", "cross-check", "vet", "check against",
-                  "verify against", "validate against"),
+                  "verify against", "validate against", "recheck", "re-check", "double-check",
+                  "inspect", "audit", "examine", "test", "confirm", "proofread"),
     "configures": ("configure", "set up"),
     "preempts": ("preempt", "pre-empt", "interrupt"),
 }
@@ -201,8 +202,14 @@ _RELATION_CUES: dict[str, tuple[str, ...]] = {
 particle/preposition, or verb + a later "prep + word" complement) that name the relation in
 ordinary prose, consulted after the vocabulary's own names/synonyms and before the embedder."""
 _CUE_INDEX = {cue: name for name, cues in _RELATION_CUES.items() for cue in cues}
+_COPY_VERBS = {"copy", "export", "transcribe", "load", "replicate", "mirror", "clone",
+               "download", "import", "duplicate", "print", "dump", "extract", "upload",
+               "photocopy", "scan", "trace", "sync", "port", "migrate"}
+"""Verbs of copying whose "into / onto / to" object is the copy of their direct object
+("exported the table into a spreadsheet" → the spreadsheet derives from the table)."""
 _CHECK_VERBS = {"check", "verify", "validate", "test", "inspect", "confirm", "audit", "review",
-                "vet", "cross-check", "compare"}
+                "vet", "cross-check", "compare", "recheck", "re-check", "double-check",
+                "examine", "proofread"}
 _POSSESSION_VERBS = {"have", "get", "receive", "obtain"}
 """Verbs of having or getting: denied ("had no paper", "did not get water") they read as
 ``lacks``."""
@@ -262,6 +269,19 @@ def _singular(w: str) -> str:
     if w.endswith("s"):
         return w[:-1]
     return w
+
+
+_BAD_ED_LEMMA = re.compile(r"(?:ck|sh|[aeou]y)e$")
+
+
+def _verb_lemma(lemma: str, surface: str) -> str:
+    """The tagger's lemma of a verb, with one repair: a past form it does not know loses only
+    its "d" ("resurveyed" → "resurveye", "rechecked" → "rechecke"), a stem no English verb ends
+    in (-cke, -she, -aye/-eye/-oye/-uye); the lemma is then the surface form without "ed"."""
+    if surface.endswith("ed") and lemma == surface[:-1] and _BAD_ED_LEMMA.search(lemma) \
+            and len(surface) > 5:
+        return surface[:-2]
+    return lemma
 
 
 def _strip_roles(definition: str) -> str:

@@ -121,15 +121,21 @@ class _RelationTyper:
         return out
 
     def _type(self, c: _Clause, arity: int, pattern: str, cache: dict[str, _Typed],
-              vec: np.ndarray | None) -> _Typed:
-        key = f"{arity}|{c.verb}|{c.negated}|{pattern}"
+              vec: np.ndarray | None, *, table_first: bool = False) -> _Typed:
+        """The typing of one clause (cached per pattern). ``table_first``: the general tables
+        (:data:`_GENERAL_RELATIONS`, :data:`_GENERAL_STATES`) are consulted before the embedder
+        — for every clause that is no end of a causal edge, so that its relation or state atom
+        is written in the vocabulary's domain-neutral predicates (an edge end's own relation
+        atom keeps the surface verb; its edge atom is retyped by :meth:`_type_edge_ends`)."""
+        key = f"{arity}|{c.verb}|{c.negated}|{pattern}|{table_first}"
         if key in cache:
             return cache[key]
-        t = self._type_uncached(c, arity, vec)
+        t = self._type_uncached(c, arity, vec, table_first)
         cache[key] = t
         return t
 
-    def _type_uncached(self, c: _Clause, arity: int, vec: np.ndarray | None) -> _Typed:
+    def _type_uncached(self, c: _Clause, arity: int, vec: np.ndarray | None,
+                       table_first: bool = False) -> _Typed:
         lemma = c.lemma
         surface = c.verb_text.split(" ")[0]
         if c.unable and self.vocab.get("failure") is not None and not (
@@ -175,7 +181,18 @@ class _RelationTyper:
                 p = self._cue(c)
                 if p is not None:
                     return _Typed(p.name, arity, False, 1.0, p.definition)
-            best = self._score(c, arity, vec)
+            # a verb of the general tables is read by its table, not by the embedder's cosine
+            # (close to noise on a single verb): at once for a clause that ends no causal
+            # link; an edge end's own relation atom keeps the surface verb, and its edge atom
+            # is retyped by :meth:`_type_edge_ends`
+            name = self._general_name(c, arity)
+            p = self.vocab.get(name) if name is not None else None
+            if p is not None and p.accepts_arity(arity):
+                if table_first:
+                    return _Typed(p.name, arity, False, 1.0, p.definition)
+                best = None
+            else:
+                best = self._score(c, arity, vec)
             # ``lacks`` is a denial, read by the rule above only: scored against its definition
             # ("does not have or get") a plain "has" or "gets" would be read as its opposite
             if best is not None and best.name != "lacks":
@@ -211,6 +228,9 @@ class _RelationTyper:
                 " ".join(f"{c.lemma} {rest} {c.complement}".split())]
         if c.complement:
             keys.append(f"{c.lemma} {c.complement.split(' ')[0]}")
+        if c.sources or c.into:
+            # "computed the wages from the sheet", "exported the table into a sheet"
+            keys.append(f"{c.lemma} from")
         for k in keys:
             name = _CUE_INDEX.get(k)
             if name is not None:
@@ -222,39 +242,40 @@ class _RelationTyper:
     def _type_edge_ends(self, links: list[_Link], cl: dict[int, _Clause],
                         typed: dict[int, _Typed]) -> dict[int, _Typed]:
         """Domain-neutral typings for the clause ends of causal links that were left as proposed
-        (surface-verb) terms: a binary clause by its verb (:data:`_GENERAL_RELATIONS`), a unary
-        one by its state word, verb or participle (:data:`_GENERAL_STATES`). A negated clause
-        keeps its proposed term (the negation is part of the reading). Only the edge's atom is
-        retyped; the clause's relation atom keeps the surface verb, which the link record also
-        keeps (``surface``)."""
+        (surface-verb) terms (:meth:`_retype_general`). Only the edge's atom is retyped; the
+        clause's relation atom keeps the surface verb, which the link record also keeps
+        (``surface``)."""
+        ends = {nd.clause for lk in links for nd in (lk.cause, lk.effect)
+                if nd.clause is not None}
+        return self._retype_general(sorted(ends), cl, typed)
+
+    def _retype_general(self, ids: list[int], cl: dict[int, _Clause],
+                        typed: dict[int, _Typed]) -> dict[int, _Typed]:
+        """The general-verb layer over the clauses ``ids`` whose typing is a proposed term: a
+        binary clause by its verb (:data:`_GENERAL_RELATIONS`), a unary one by its state word,
+        verb or participle (:data:`_GENERAL_STATES`). A negated clause keeps its proposed term
+        (the negation is part of the reading)."""
         out: dict[int, _Typed] = {}
-        for k in sorted({nd.clause for lk in links for nd in (lk.cause, lk.effect)
-                         if nd.clause is not None}):
+        for k in ids:
             t, c = typed.get(k), cl[k]
             if t is None or not t.proposed or c.negated:
                 continue
-            if t.arity == 2:
-                p = self._general(c)
-            else:
-                name = next((_GENERAL_STATES[w] for w in (c.state, c.verb, c.lemma,
-                                                          c.verb_text.split(" ")[0].lower())
-                             if w and w in _GENERAL_STATES), None)
-                p = self.vocab.get(name) if name is not None else None
-                p = p if p is not None and p.accepts_arity(1) else None
-            if p is not None:
+            name = self._general_name(c, t.arity)
+            p = self.vocab.get(name) if name is not None else None
+            if p is not None and p.accepts_arity(t.arity):
                 out[k] = _Typed(p.name, t.arity, False, 1.0, p.definition)
         return out
 
-    def _general(self, c: _Clause) -> Predicate | None:
-        """The general-verb layer: the clause's verb with its particle or preposition, then its
-        lemma alone, against :data:`_GENERAL_RELATIONS`."""
-        for k in (c.verb, c.lemma):
-            name = _GENERAL_INDEX.get(k)
-            if name is not None:
-                p = self.vocab.get(name)
-                if p is not None and p.accepts_arity(2):
-                    return p
-        return None
+    def _general_name(self, c: _Clause, arity: int) -> str | None:
+        """The general tables' predicate for a clause: a binary verb with its particle or
+        preposition, then its lemma alone (:data:`_GENERAL_RELATIONS`); a unary state word,
+        verb, lemma or surface verb (:data:`_GENERAL_STATES`)."""
+        if arity == 2:
+            return next((_GENERAL_INDEX[k] for k in (c.verb, c.lemma) if k in _GENERAL_INDEX),
+                        None)
+        return next((_GENERAL_STATES[w] for w in (c.state, c.verb, c.lemma,
+                                                  c.verb_text.split(" ")[0].lower())
+                     if w and w in _GENERAL_STATES), None)
 
     def _score(self, c: _Clause, arity: int, vec: np.ndarray | None) -> _Typed | None:
         preds, defs = self._definitions(arity)

@@ -1,0 +1,62 @@
+"""Clauses that end no causal edge are typed onto the vocabulary's domain-neutral relations and
+states too (the general-verb tables before the embedder), so that two stories of one mechanism
+told in different domains share their relation atoms; the surface verb stays in the triples."""
+
+from __future__ import annotations
+
+import pytest
+
+from analogist.encode.deterministic import DeterministicEncoder
+
+
+@pytest.fixture(scope="module")
+def enc() -> DeterministicEncoder:
+    return DeterministicEncoder()
+
+
+def _rels(res) -> set[str]:
+    return {a.text() for a in res.signature.relations}
+
+
+def _role(res, phrase: str) -> str:
+    return next(tag for tag, desc in res.signature.roles.items() if desc == phrase)
+
+
+def test_a_plain_clause_is_typed_by_the_general_tables(enc):
+    a = enc.encode("The miller sold flour to the bakers.")
+    b = enc.encode("The utility sells power to the town.")
+    assert {r.predicate for r in a.signature.relations} == {"supplies"}
+    assert {r.predicate for r in b.signature.relations} == {"supplies"}
+    assert a.proposed_terms == {} and b.proposed_terms == {}
+    # the surface verb stays as provenance
+    assert [t.verb for t in a.triples] == ["sell"]
+
+
+def test_a_state_outside_any_edge_is_a_neutral_state(enc):
+    res = enc.encode("The old roof of the barn sagged.")
+    assert _rels(res) == {f"degraded({_role(res, 'old roof')})"}
+
+
+def test_a_copy_into_another_thing_derives_from_its_source(enc):
+    res = enc.encode("The archivist copied the census ledger into a notebook.")
+    book, ledger = _role(res, "notebook"), _role(res, "census ledger")
+    archivist = _role(res, "archivist")
+    assert _rels(res) == {f"derives_from({book},{ledger})", f"produces({archivist},{book})"}
+
+
+def test_computing_from_a_source_derives_from_it(enc):
+    res = enc.encode("The cashier computed the bill from the menu.")
+    bill, menu = _role(res, "bill"), _role(res, "menu")
+    assert f"derives_from({bill},{menu})" in _rels(res)
+    assert f"produces({_role(res, 'cashier')},{bill})" in _rels(res)
+
+
+def test_an_unknown_past_form_gets_its_lemma(enc):
+    res = enc.encode("The surveyor resurveyed the field, and the auditor rechecked the books.")
+    assert [t.verb for t in res.triples] == ["resurvey", "recheck"]
+    assert {r.predicate for r in res.signature.relations} == {"changes", "validates"}
+
+
+def test_a_negated_recheck_skips_the_check(enc):
+    res = enc.encode("The auditor never rechecked the books.")
+    assert {r.predicate for r in res.signature.relations} == {"skips_check"}
