@@ -21,6 +21,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import time
 import warnings
 from pathlib import Path
 
@@ -39,6 +40,29 @@ def _per_item(out: Path) -> list[dict]:
     return [json.loads(x) for x in (out / "per_item.jsonl").read_text().splitlines()]
 
 
+def _minimal_pairs(out: Path) -> dict[str, set[str]]:
+    """Item id → the episode ids of its minimal-pair decoys (F2/F7 candidates labelled
+    ``minimal_pair``, F3/F6/F8 pool entries with that role); items without one are left out."""
+    found: dict[str, set[str]] = {}
+    for line in (out / "items.jsonl").read_text().splitlines():
+        item = json.loads(line)
+        ids = {c["episode_id"] for c in item.get("candidates", [])
+               if c.get("labels", {}).get("decoy") == "minimal_pair"}
+        ids |= {c["episode_id"] for c in item.get("pool", [])
+                if c.get("labels", {}).get("role") == "minimal_pair"}
+        if ids:
+            found[item["item_id"]] = ids
+    return found
+
+
+def _minimal_pair_acceptance(rows: list[dict], mps: dict[str, set[str]], arm: str) -> dict:
+    """Of the items with a minimal-pair decoy, the share on which the arm proposed one of them
+    (its chosen episode)."""
+    sel = [r for r in rows if r["item_id"] in mps]
+    acc = sum(1 for r in sel if r["arms"][arm].get("chosen") in mps[r["item_id"]])
+    return {"items": len(sel), "accepted": acc, "rate": acc / len(sel) if sel else None}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--items", type=int, default=320)
@@ -50,6 +74,7 @@ def main() -> None:
     from analogist.index.embed import default_embedder
 
     emb = default_embedder()
+    t_wall, t_cpu = time.perf_counter(), time.process_time()
     enc_dir = RESULTS / "parb_encoded"
     with tempfile.TemporaryDirectory() as tmp:
         ora_dir = Path(tmp) / "oracle"
@@ -58,15 +83,22 @@ def main() -> None:
         enc = run_parb(a.items, arms, representation="encoded", split="both", seed=a.seed,
                        out_dir=enc_dir, embedder=emb)
         rows_o, rows_e = _per_item(ora_dir), _per_item(enc_dir)
+        mps = _minimal_pairs(enc_dir)
+        if mps != _minimal_pairs(ora_dir):
+            raise SystemExit("error: the oracle and encoded runs generated different items")
     assert [r["item_id"] for r in rows_o] == [r["item_id"] for r in rows_e], "items differ"
     out: dict = {"command": "python benchmarks/parb_encoder_cost.py " + " ".join(sys.argv[1:]),
                  "items": a.items, "seed": a.seed, "arms": arms, "encoder": enc["encoder"],
                  "manifest_sha256": enc["manifest"].get("sha256"), "splits": {},
+                 "definitions": {"minimal_pair_acceptance": " ".join(
+                     (_minimal_pair_acceptance.__doc__ or "").split())},
                  "note": "paired: same items, same arms; dev = templates the encoder was tuned "
                          "on (development results), test = held-out templates"}
     with contextlib.suppress(OSError):
         out["git"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"],
                                     capture_output=True, text=True, check=False).stdout.strip()
+    out["process_cpu_s"] = round(time.process_time() - t_cpu, 1)
+    out["wall_s"] = round(time.perf_counter() - t_wall, 1)
     for sp in ("dev", "test"):
         so, se = ora["splits"][sp]["arms"], enc["splits"][sp]["arms"]
         ro = [r for r in rows_o if r["split"] == sp]
@@ -81,6 +113,9 @@ def main() -> None:
             per[arm] = {"oracle": {m: so[arm].get(m) for m in METRICS},
                         "encoded": {m: se[arm].get(m) for m in METRICS},
                         "nav_gap": {"estimate": d["estimate"], "ci": [d["lo"], d["hi"]]},
+                        "minimal_pair_acceptance": {
+                            "oracle": _minimal_pair_acceptance(ro, mps, arm),
+                            "encoded": _minimal_pair_acceptance(re_, mps, arm)},
                         "mcnemar_encoded_vs_oracle": mc}
         out["splits"][sp] = {"n_items": len(ro), "arms": per}
     (RESULTS / "parb_encoder_cost.json").write_text(json.dumps(out, indent=1) + "\n",
@@ -89,7 +124,8 @@ def main() -> None:
     for sp, s in out["splits"].items():
         t = Table(title=f"PARB {sp} ({s['n_items']} items): oracle vs encoded (deterministic)")
         for c in ("arm", "NAV oracle", "NAV encoded", "gap [95% CI]", "McNemar p",
-                  "role-map F1 o/e", "recall@5 far o/e"):
+                  "role-map F1 o/e", "recall@5 far o/e",
+                  "min-pair accepted o/e"):
             t.add_column(c)
         for arm, v in s["arms"].items():
             o, e, g = v["oracle"], v["encoded"], v["nav_gap"]
@@ -100,7 +136,9 @@ def main() -> None:
                       f"{g['estimate']:+.3f} [{g['ci'][0]:+.3f}, {g['ci'][1]:+.3f}]",
                       f"{v['mcnemar_encoded_vs_oracle']['p']:.3g}",
                       f"{f(o['role_mapping_f1'])}/{f(e['role_mapping_f1'])}",
-                      f"{f(o['recall_at_5_far'])}/{f(e['recall_at_5_far'])}")
+                      f"{f(o['recall_at_5_far'])}/{f(e['recall_at_5_far'])}",
+                      f"{f(v['minimal_pair_acceptance']['oracle']['rate'])}/"
+                      f"{f(v['minimal_pair_acceptance']['encoded']['rate'])}")
         console.print(t)
     _plot(out)
     console.print(f"wrote {RESULTS / 'parb_encoder_cost.json'} and {enc_dir}/")
