@@ -79,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
               f"from the constant {SURFACE_THRESHOLD}", file=sys.stderr)
     cmd = (f"nice -n 10 python benchmarks/bench_external.py --data {args.data} --out {args.out}"
            f" --seed {args.seed}" + (f" --limit {args.limit}" if args.limit else ""))
+    git = _git_head()  # the code measured: read before the run, which may take a while
     t_wall, t_cpu = time.perf_counter(), time.process_time()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -87,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
             (root / sub / f).symlink_to((args.data / f).resolve())
         rep = run_all(root, args.out, seed=args.seed, limit=args.limit, encoder=encoder,
                       embedder=embedder)
-    run = {"command": cmd, "git": _git_head(), "analogist_version": __version__,
+    run = {"command": cmd, "git": git, "analogist_version": __version__,
            "python": platform.python_version(), "data": str(args.data), "seed": args.seed,
            "limit": args.limit, "process_cpu_s": round(time.process_time() - t_cpu, 1),
            "wall_s": round(time.perf_counter() - t_wall, 1), "errors": rep["errors"]}

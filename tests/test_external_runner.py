@@ -104,6 +104,15 @@ def test_structure_picks_the_structural_copy(systems: Systems) -> None:
     assert res.summary()["systems"]["analogist"]["accuracy"] == 1.0
 
 
+def test_choice_items_without_mapped_structure_are_counted(systems: Systems) -> None:
+    q = "The storm knocked down the power line, so the town lost electricity."
+    mapped = ChoiceItem("m", q, ("A student read a book.", q.replace("storm", "gale")), 1)
+    blank = ChoiceItem("b", "Snow.", ("Rain.", "Fog."), 0)
+    res = run_benchmark(Benchmark("t", "choice", (mapped, blank), "test"), systems=systems)
+    assert [max(r["analogist"]["scores"]) > 0 for r in res.outcomes] == [True, False]
+    assert res.extras()["no_mapped_structure"] == 1
+
+
 def test_binary_threshold_and_auc(systems: Systems) -> None:
     a = "The heater warmed the room, so the ice on the window melted."
     items = (BinaryItem("p", a, a, True, "c"), BinaryItem("n", a, "Snow.", False, "c"))

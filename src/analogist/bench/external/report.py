@@ -202,6 +202,9 @@ def render_markdown(report: dict[str, Any]) -> str:
         if "ties_at_top" in ex:
             lines.append("Ties at the top (seeded tie-break): " + ", ".join(
                 f"{k} {v}" for k, v in ex["ties_at_top"].items()) + f" of {s['n']} items.")
+        if "no_mapped_structure" in ex:
+            lines.append(f"Items on which analogist maps no structure of any choice onto the "
+                         f"query (every score 0): {ex['no_mapped_structure']} of {s['n']}.")
         for sys_, d in ex.get("analogue_vs_distractor_type", {}).items():
             lines.append(f"{sys_}: analogue vs distractor kind — " + "; ".join(
                 f"{t}: {v['wins']} wins, {v['ties']} ties, {v['losses']} losses"

@@ -163,11 +163,15 @@ class ExternalResult:
         return res
 
     def extras(self) -> dict[str, Any]:
-        """Ties, binary AUCs, and how often the analogue outscores each distractor type."""
+        """Ties, the choice items on which analogist mapped no structure of any choice (every
+        score 0), binary AUCs, and how often the analogue outscores each distractor type."""
         out: dict[str, Any] = {}
         if self.bench.task == "choice":
             out["ties_at_top"] = {s: int(sum(r[s].get("tie", False) for r in self.outcomes))
                                   for s in self.systems}
+            # analogist maps no structure of any choice onto the query: every score is 0
+            out["no_mapped_structure"] = int(sum(
+                not any(x > 0 for x in r["analogist"]["scores"]) for r in self.outcomes))
         if self.bench.task == "binary":
             labels = [r["label"] for r in self.outcomes]
             out["thresholds"] = self.thresholds
