@@ -18,7 +18,13 @@ Given a source episode, a target episode and a structure mapping between them (S
   not evidence);
 * lists **contradictions**: structure the target states the other way round (a reversed causal
   link, a link of the opposite kind or sign, a relation with its roles swapped) — evidence
-  against the mechanism, not an unknown, so neither the mechanism nor a conclusion transfers;
+  against the mechanism, not an unknown, so neither the mechanism nor a conclusion transfers.
+  A mapping that aligns a causal edge with one of the opposite direction or sign is a
+  structural contradiction, not a near-perfect analogue: the contradicted edge is a row of the
+  difference table (the target's contrary edge and how it differs), not a likeness although
+  SME maps a sign-flipped edge, nor an unknown although a reversed one is unmapped, and it does
+  not count towards the mapping's coverage. Retrieval ranks a contradicted candidate below
+  every consistent one (:mod:`analogist.retrieve`);
 * decides separately whether the **mechanism** (the source's fix operator, rewritten through the
   role mapping) transfers: when enough of the source's structure is mapped, nothing contradicts
   it, and every role the fix operates on has a counterpart (else the fix cannot be said in the
@@ -119,6 +125,9 @@ class AnalogyReport:
     #: score); retrieval sets it to the score it ranks by (over the target's self-match score,
     #: discounted per contradiction), so a hit and its report show the same number.
     similarity: float | None = None
+    #: the rows of ``differences`` that are contradictions: (source structure, the target's
+    #: contrary structure and how — reversed, opposite sign, opposite kind, roles swapped)
+    contradicted: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.similarity is None:
@@ -177,6 +186,7 @@ class AnalogyReport:
             "unknowns": list(self.unknowns),
             "blockers": list(self.blockers),
             "contradictions": list(self.contradictions),
+            "contradicted": [list(x) for x in self.contradicted],
             "conclusions": [{"source": c.source, "projected": c.projected, "status": c.status,
                              "reasons": list(c.reasons)} for c in self.conclusions],
             "mechanism": self.mechanism,
@@ -204,7 +214,9 @@ class AnalogyReport:
         lines.append(f"MATCHES   {names} ({self.n_matched_relations}/{self.n_source_relations} "
                      "source relations)")
         fails = [f"contradicted: {c}" for c in self.contradictions]
-        fails += [f"{s}: target has {t} instead" for s, t in self.differences]
+        against = set(self.contradicted)   # already said, as contradictions
+        fails += [f"{s}: target has {t} instead" for s, t in self.differences
+                  if (s, t) not in against]
         fails += [f"{u}: unknown in target" for u in self.unknowns]
         lines.append("FAILS     " + ("; ".join(fails) if fails else "nothing"))
         lines.append("BLOCKERS  " + ("; ".join(self.blockers) if self.blockers else "none"))
@@ -345,11 +357,12 @@ def judge_mapping(source: Signature, target: Signature, source_desc: Description
     total = source_self_score if source_self_score is not None else self_score(
         source_desc, params.sme)
     normalized = min(1.0, score / total) if total > 0 else 0.0
-    likenesses, differences, unknowns, n_matched, n_edges_matched = _table(m)
+    contradicted = _contradictions(m)
+    contradictions = [c.sentence for c in contradicted]
+    likenesses, differences, unknowns, n_matched, n_edges_matched = _table(m, contradicted)
     stated = len(source.relations) + len(source.causal_chain)
     coverage = (n_matched + n_edges_matched) / stated if stated else 0.0
     blockers, source_preventers = _blockers(m)
-    contradictions = _contradictions(m)
     conclusions = _conclusions(m, blockers, source_preventers, contradictions, coverage, params)
     mechanism, transfer_mechanism, why_not = _mechanism(m, contradictions, coverage, params)
     blockers = [*blockers, *why_not]
@@ -364,7 +377,9 @@ def judge_mapping(source: Signature, target: Signature, source_desc: Description
         n_source_relations=len(source.relations), n_matched_relations=n_matched,
         blockers=tuple(dict.fromkeys(blockers)), contradictions=tuple(contradictions),
         conclusions=tuple(conclusions),
-        mechanism=mechanism, transfer_mechanism=transfer_mechanism, prediction=prediction)
+        mechanism=mechanism, transfer_mechanism=transfer_mechanism, prediction=prediction,
+        contradicted=tuple(dict.fromkeys((c.source_text, f"{c.target_text} ({c.how})")
+                                         for c in contradicted)))
 
 
 class _Mapped:
@@ -398,13 +413,21 @@ def _is_preventer(e: CausalEdge) -> bool:
     return e.edge in BLOCKING_EDGES or e.sign == -1
 
 
-def _table(m: _Mapped) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[str], int,
-                                 int]:
-    """Likenesses, differences and unknowns; matched relations and matched edges."""
+def _table(m: _Mapped, contradicted: list[_Contradicted]
+           ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[str], int, int]:
+    """Likenesses, differences and unknowns; matched relations and matched edges.
+
+    Contradicted structure (:func:`_contradictions`) is a difference, its target side the
+    structure that contradicts it and how: a sign-flipped edge is not a likeness although SME
+    maps it (nor does it count as covered), and a reversed edge or a relation with its roles
+    swapped is not an unknown, since the target states the contrary."""
     source, target, S, T, role_map = m.source, m.target, m.S, m.T, m.role_map
     likenesses: list[tuple[str, str]] = []
     differences: list[tuple[str, str]] = []
     unknowns: list[str] = []
+    against: dict[CausalEdge | Atom, _Contradicted] = {}
+    for c in contradicted:
+        against.setdefault(c.source, c)
     n_matched = 0
     target_by_roles: dict[tuple[str, ...], list[Atom]] = {}
     for a in target.relations:
@@ -416,6 +439,9 @@ def _table(m: _Mapped) -> tuple[list[tuple[str, str]], list[tuple[str, str]], li
             n_matched += 1
             likenesses.append((a.text(), m.target_text(x)))
             continue
+        if a in against:
+            differences.append((a.text(), f"{against[a].target_text} ({against[a].how})"))
+            continue
         img = tuple(role_map.get(r, "") for r in a.args)
         other = [t for t in target_by_roles.get(img, []) if t.predicate != a.predicate] \
             if all(img) else []
@@ -426,6 +452,10 @@ def _table(m: _Mapped) -> tuple[list[tuple[str, str]], list[tuple[str, str]], li
     n_edges_matched = 0
     for e in source.causal_chain:
         x = S.expr_of_edge[e]
+        if e in against:
+            c = against[e]
+            differences.append((c.source_text, f"{c.target_text} ({c.how})"))
+            continue
         if m.mapped(x):
             n_edges_matched += 1
             likenesses.append((f"{e.cause.text()} {e.edge} {e.effect.text()}",
@@ -466,12 +496,33 @@ def _edge_text(e: CausalEdge) -> str:
             f"{e.effect.text()}")
 
 
-def _contradictions(m: _Mapped) -> list[str]:
-    """Structure the target states the other way round (a reversed causal link, a link of the
-    opposite kind or sign, a relation with its roles swapped): not an unknown but evidence
-    against the mechanism, so nothing transfers."""
+@dataclass(frozen=True, slots=True)
+class _Contradicted:
+    """One piece of source structure the target states the other way round: the source's
+    causal edge or relation, the target structure that contradicts it, how (``reversed``,
+    ``opposite sign``, ``opposite kind``, ``roles swapped``) and the report's sentence."""
+
+    source: CausalEdge | Atom
+    target_text: str
+    how: str
+    sentence: str
+
+    @property
+    def source_text(self) -> str:
+        s = self.source
+        return f"{s.cause.text()} {s.edge} {s.effect.text()}" if isinstance(s, CausalEdge) \
+            else s.text()
+
+
+def _contradictions(m: _Mapped) -> list[_Contradicted]:
+    """Structure the target states the other way round, read off the best mapping: a source
+    causal edge whose ends map onto a target edge running the opposite way (reversed), a mapped
+    edge whose partner has the opposite sign, an edge over mapped ends of the opposite kind, a
+    relation with its roles swapped. Such structure is not an unknown (the target says
+    something about it) and not a likeness (what it says is the contrary): it is evidence
+    against the mechanism, so nothing transfers, and it is listed in the difference table."""
     S, T, pairs, role_map = m.S, m.T, m.pairs, m.role_map
-    contradictions: list[str] = []
+    out: list[_Contradicted] = []
     target_edge_by_atoms: dict[tuple[Expr, Expr], list[CausalEdge]] = {}
     for e in m.target.causal_chain:
         key = (T.expr_of_atom[e.cause], T.expr_of_atom[e.effect])
@@ -485,22 +536,26 @@ def _contradictions(m: _Mapped) -> list[str]:
             # reversed one
             te = m.target_edges.get(pairs[x])
             if te is not None and te.sign != e.sign:
-                contradictions.append(f"{_edge_text(e)} is {_edge_text(te)} in the target "
-                                      "(opposite sign)")
+                out.append(_Contradicted(e, _edge_text(te), "opposite sign",
+                                         f"{_edge_text(e)} is {_edge_text(te)} in the target "
+                                         "(opposite sign)"))
             continue
         c, f = S.expr_of_atom[e.cause], S.expr_of_atom[e.effect]
         if not (m.mapped(c) and m.mapped(f)):
             continue
         ci, fi = pairs[c], pairs[f]
         for te in target_edge_by_atoms.get((fi, ci), []):
-            contradictions.append(f"{e.cause.text()} {e.edge} {e.effect.text()} is reversed in "
-                                  f"the target ({te.cause.text()} {te.edge} {te.effect.text()})")
+            out.append(_Contradicted(
+                e, _edge_text(te), "reversed",
+                f"{e.cause.text()} {e.edge} {e.effect.text()} is reversed in the target "
+                f"({te.cause.text()} {te.edge} {te.effect.text()})"))
         for te in target_edge_by_atoms.get((ci, fi), []):
             if te.edge != e.edge or te.sign != e.sign:
-                contradictions.append(
+                out.append(_Contradicted(
+                    e, _edge_text(te), "opposite kind",
                     f"{e.cause.text()} {e.edge}{'' if e.sign == 1 else ' (negative)'} "
                     f"{e.effect.text()} is {te.edge}{'' if te.sign == 1 else ' (negative)'} "
-                    "in the target")
+                    "in the target"))
     target_rel_exprs = {T.expr_of_atom[a]: a for a in m.target.relations}
     for a in m.source.relations:
         if m.mapped(S.expr_of_atom[a]) or len(a.args) != 2:
@@ -510,9 +565,16 @@ def _contradictions(m: _Mapped) -> list[str]:
         swapped = Expr(T.desc.vocabulary.canonical(a.predicate),
                        (role_map[a.args[1]], role_map[a.args[0]]))
         if swapped in target_rel_exprs and swapped not in m.mapped_targets:
-            contradictions.append(f"{a.text()} has its roles swapped in the target "
-                                  f"({target_rel_exprs[swapped].text()})")
-    return list(dict.fromkeys(contradictions))
+            t = target_rel_exprs[swapped].text()
+            out.append(_Contradicted(a, t, "roles swapped",
+                                     f"{a.text()} has its roles swapped in the target ({t})"))
+    seen: set[str] = set()
+    unique = []
+    for c in out:
+        if c.sentence not in seen:
+            seen.add(c.sentence)
+            unique.append(c)
+    return unique
 
 
 def _conclusions(m: _Mapped, blockers: list[str], source_preventers: list[CausalEdge],

@@ -11,9 +11,26 @@ Forbus, Gentner & Law (1995), MAC/FAC; seed 000 §6–§9. Two stages over one n
    Embedder` is given and the episodes carry level embeddings, the cosine of the abstract-level
    texts. A channel that has nothing to say for an episode is skipped for it, never faked.
 2. **FAC** (few are chosen): the structure-mapping engine maps each shortlisted episode (base)
-   onto the target; candidates rank by the normalized structural score — the mapping's score over
-   the target's self-match score, i.e. the systematicity-weighted share of the target's structure
-   that is mapped — and the judge (:mod:`analogist.judge`) decides what transfers.
+   onto the target (at least as many as the ``k`` results asked for); candidates rank by the
+   normalized structural score — the mapping's score over the target's self-match score, i.e.
+   the systematicity-weighted share of the target's structure that is mapped — and the judge
+   (:mod:`analogist.judge`) decides what transfers.
+
+   **A contradicted candidate is not a near-perfect analogue.** When the best mapping of a
+   candidate aligns structure that the target states the other way round — a causal edge whose
+   mapped ends the target links in the opposite direction, a mapped edge of the opposite sign,
+   an edge of the opposite kind over mapped ends, a relation with its roles swapped (the judge's
+   ``contradictions``) — the shared structure around it is evidence against the candidate's
+   mechanism, not for it: a same-domain twin that tells the story with one causal edge reversed
+   maps almost everything and would otherwise outrank every true analogue. The rule is a tier,
+   not a weight: every contradicted candidate ranks below every candidate whose mapped causal
+   structure is consistent with the target (``RetrieveParams.demote_contradicting``); within
+   each tier candidates order by score, a contradicted one's discounted once per contradiction
+   (``contradiction_discount``). A proportional penalty was considered and not taken: however
+   small the contradicted share, a reversed edge says the mechanism runs the other way, and no
+   amount of agreeing surface structure makes up for that. The contradiction is shown in the
+   hit's evidence: each contradicted edge or relation is a row of the report's difference table
+   (``differences``, listed again in ``contradicted``), never a likeness or an unknown.
 
 "No match" is reported when nothing clears ``min_score``. Schemas (induced by consolidation) are
 searched before raw episodes. A **decoy probe** also maps the most surface-similar episode that is
@@ -78,7 +95,8 @@ class RetrieveParams:
 
     Attributes:
         k: results to return.
-        shortlist: candidates passed from MAC to FAC (SME).
+        shortlist: candidates passed from MAC to FAC (SME); a find asking for more results
+            (``k``) maps ``k`` candidates.
         w_content: weight of the content-vector cosine in the MAC fusion.
         w_fingerprint: bonus for an exact WL-fingerprint (same shape) match.
         w_embedding: weight of the abstract-text embedding cosine (when available).
@@ -660,17 +678,24 @@ class Retriever:
         if not isinstance(target, Signature):
             target = validate_signature(target)
         p = self.params
-        k = k or p.k
+        if k is None:
+            k = p.k
+        elif isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise AnalogistError(f"find: k must be a positive whole number of results, not {k!r}")
         ids, fused, channels, skipped = self.mac(target)
         t1 = time.perf_counter()
         target_desc = compile_signature(target, self.vocab)
         target_total = self_score(target_desc, p.judge.sme)
 
+        # stage 2 maps at least as many candidates as are asked for: a shortlist shorter than
+        # ``k`` could never return ``k`` results, and an analogue that stage 1 placed below the
+        # shortlist would be missing from the answer, not ranked low in it
+        shortlist = max(p.shortlist, k)
         # one partial sort over all rows serves the shortlist and the decoy probe's pool
         pooled = p.decoy_probe and len(ids) > p.exhaustive_probe_limit
-        ranked = _top(fused, max(p.shortlist, p.probe_pool) if pooled else p.shortlist,
+        ranked = _top(fused, max(shortlist, p.probe_pool) if pooled else shortlist,
                       positive=not pooled)
-        top_rows = ranked[:p.shortlist]
+        top_rows = ranked[:shortlist]
         if pooled:
             top_rows = top_rows[fused[top_rows] > 0]
         short = [(int(ids[j]), int(j)) for j in top_rows]
