@@ -152,8 +152,12 @@ class Safeguard:
                           if m.group(1) in sig.roles else m.group(0), text)
 
         missed = []
+        contrary = set(rep.contradicted)
         for a, b in rep.differences:
-            if a.split("(")[0] not in named:
+            if a.split("(")[0] not in named and (a, b) in contrary:
+                missed.append(f"the target states the source's {say(a, s)} the other way "
+                              f"round: {say(b, t)}")
+            elif a.split("(")[0] not in named:
                 missed.append(f"the mapping aligns source {say(a, s)} with target {say(b, t)}: "
                               "the same roles are related differently")
         for u in rep.unknowns:
