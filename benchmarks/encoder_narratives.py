@@ -22,7 +22,10 @@ Reported per variant (full / no outcome):
   mechanisms, so ranking one of them first is not a surface error); and
   ``analogue_above_both_decoys`` — such an analogue ranks above both of the story's own decoys;
 * diagnostics: ``partner_first_without_minimal`` (the partner first once the story's own
-  minimal pair is left out) and ``partner_above_surface``.
+  minimal pair is left out), ``partner_above_surface`` and ``minimal_contradicted`` (the judge
+  finds the story's minimal pair contradicting it — a reversed or flipped edge in the mapping —
+  so that retrieval ranks it below every consistent candidate; where it does not, the encoding
+  shows no reversal for the ranking to act on).
 
 And, from the encoder alone, ``minimal_pairs``: the share of stories whose minimal pair encodes
 to other causal edges, and the share where a difference is the reversed (or sign-flipped) edge,
@@ -190,6 +193,9 @@ def run(stories: list[dict[str, Any]], work: Path) -> dict[str, Any]:
                                                     if h["episode_id"] in own and h["transfer"]),
                              "partner_transfers": any(h["transfer"] for h in hits
                                                       if h["episode_id"] == p),
+                             "minimal_contradicted": any(
+                                 h["report"]["contradictions"] for h in hits
+                                 if h["episode_id"] == f"{s['id']}__minimal"),
                              "no_match": res["no_match"]})
                 bar.update(task, advance=1)
             n = len(rows)
@@ -205,6 +211,8 @@ def run(stories: list[dict[str, Any]], work: Path) -> dict[str, Any]:
                     sum(r["partner_first_without_minimal"] for r in rows) / n, 4),
                 "partner_above_surface": round(sum(r["partner_above_surface"] for r in rows) / n,
                                                4),
+                "minimal_contradicted": round(sum(r["minimal_contradicted"] for r in rows) / n,
+                                              4),
                 "n": n, "rows": rows}
     return out
 
