@@ -60,3 +60,42 @@ def test_an_unknown_past_form_gets_its_lemma(enc):
 def test_a_negated_recheck_skips_the_check(enc):
     res = enc.encode("The auditor never rechecked the books.")
     assert {r.predicate for r in res.signature.relations} == {"skips_check"}
+
+
+def test_a_negated_seeing_verb_misses_its_object(enc):
+    res = enc.encode("The guard never heard the alarm.")
+    assert _rels(res) == {f"misses({_role(res, 'guard')},{_role(res, 'alarm')})"}
+
+
+def test_running_a_thing_from_a_source_depends_on_the_source(enc):
+    res = enc.encode("The baker heated both ovens from one boiler.")
+    assert f"depends_on({_role(res, 'ovens')},{_role(res, 'boiler')})" in _rels(res)
+
+
+def test_a_redo_verb_nobody_did_leaves_its_object_stale(enc):
+    res = enc.encode("Nobody recalculated the budget.")
+    assert _rels(res) == {f"stale({_role(res, 'budget')})"}
+
+
+def test_time_spans_and_punctuation_are_no_roles(enc):
+    res = enc.encode("The clerk filed the forms in April.")
+    assert set(res.signature.roles.values()) == {"clerk", "forms"}
+    res = enc.encode("The dentist used the X-ray machine.")
+    assert set(res.signature.roles.values()) == {"dentist", "x-ray machine"}
+
+
+def test_singular_and_plural_mentions_are_one_participant(enc):
+    res = enc.encode("A child painted the fence, and two more children painted the shed.")
+    assert set(res.signature.roles.values()) == {"child", "fence", "shed"}
+
+
+def test_crowding_onto_a_thing_competes_for_it(enc):
+    res = enc.encode("The hikers crowded onto the narrow bridge.")
+    assert {r.predicate for r in res.signature.relations} == {"competes_for"}
+
+
+def test_taking_a_time_span_to_do_something_is_a_delay(enc):
+    res = enc.encode("The parcel took three days to reach the island.")
+    parcel = _role(res, "parcel")
+    assert f"delayed({parcel})" in _rels(res)
+    assert set(res.signature.roles.values()) == {"parcel", "island"}

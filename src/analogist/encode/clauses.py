@@ -21,12 +21,14 @@ from analogist.encode.lexicon import (
     _MOD_DEPS,
     _NEG_ADVERBS,
     _NEG_PRONOUNS,
+    _NUMBER_WORDS,
     _OBJECT_CONTROL,
     _PRONOUNS_PLURAL,
     _PRONOUNS_SINGULAR,
     _QUANTIFIERS,
     _RELATIVE,
     _SKIP_PREPS,
+    _TIME_WORDS,
     _singular,
     _verb_lemma,
 )
@@ -69,6 +71,18 @@ class _Clause:
     objects_moved: bool = False    # "nobody checked X": X became the subject of a state
     object_negated: bool = False   # "had *no* paper", "got *nothing*": the object is denied
     unable: bool = False           # "could not refill", "no engine could refill": ability denied
+
+
+def _participant(t: Any) -> bool:
+    """Whether a noun-like token can name a participant: not a time span ("took two *years*",
+    "in *April*"), a bare number or quantifier ("fed *one*", "bred *more*"), or a bare
+    comparative adjective ("*costlier*"), or punctuation ("X*-*ray")."""
+    low = t.lower_
+    if low in _TIME_WORDS or not re.search(r"[a-z0-9]", low):
+        return False
+    if t.pos_ == "NUM" and (low in _NUMBER_WORDS or low.isdigit()):
+        return False
+    return not (t.pos_ == "ADJ" and (t.tag_ in ("JJR", "JJS") or low in _QUANTIFIERS))
 
 
 @dataclass
@@ -193,7 +207,8 @@ class _ClauseReader:
                     m = self._resolve(t, recent)
                     if m is not None:
                         out.append(m)
-            elif t.pos_ in ("NOUN", "PROPN", "NUM", "X") or (t.pos_ == "ADJ" and t.dep_ != "acomp"):
+            elif _participant(t) and (t.pos_ in ("NOUN", "PROPN", "NUM", "X")
+                                      or (t.pos_ == "ADJ" and t.dep_ != "acomp")):
                 out.append(self._mention(t))
         return out
 
@@ -510,7 +525,13 @@ class _ClauseReader:
             if need is None or need in words:
                 c.causal = edge
         if not objects:
-            if acomp:
+            if lemma in ("take", "need", "require") and any(
+                    ch.dep_ in ("dobj", "npadvmod") and ch.lower_ in _TIME_WORDS
+                    for ch in children):
+                # "the hot water took half a minute to travel": the subject is slow to arrive
+                c.state = "delayed"
+                c.verb = f"{lemma} time"
+            elif acomp:
                 c.state = " ".join((a.lemma_ or a.text).lower() for a in acomp[:1])
                 c.verb = f"{lemma} {c.state}"
             elif pass_toks and not agent:

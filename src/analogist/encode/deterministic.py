@@ -175,7 +175,7 @@ from analogist.encode.base import EncodeResult, Triple, check_episode_text, sour
 from analogist.encode.causal import _CausalReader
 from analogist.encode.clauses import _Clause, _ClauseReader, _Link, _Mention, _Node, _Typed
 from analogist.encode.levels import _LevelWriter
-from analogist.encode.lexicon import _FAILURE_CUES, _FIX_CUES
+from analogist.encode.lexicon import _FAILURE_CUES, _FIX_CUES, _SUPPLIED_FROM_VERBS
 from analogist.encode.params import EncodeError, EncoderParams
 from analogist.encode.relations import _RelationTyper
 from analogist.encode.roles import _RoleReader
@@ -441,6 +441,7 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
         shares = self.vocab.get("shares")
         derives = "derives_from"
         produces = self.vocab.get("produces")
+        depends = self.vocab.get("depends_on")
         consumed = rd.consumed
         for c in rd.live:
             t = typed.get(c.idx)
@@ -471,6 +472,13 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
                                 relations.append([produces.name, s, o])
                 if any(_tag_of(tags, om) and _tag_of(tags, src) for om, src in pairs):
                     continue
+            if c.sources and c.lemma in _SUPPLIED_FROM_VERBS and depends is not None:
+                # "the keeper ran the lamp from one generator": the lamp depends on it
+                for om in c.objects:
+                    for src in c.sources:
+                        o, f = _tag_of(tags, om), _tag_of(tags, src)
+                        if o and f and o != f and om.tok not in consumed:
+                            relations.append([depends.name, o, f])
             for sm in c.subjects:
                 for om in c.objects:
                     if sm.tok in consumed or om.tok in consumed:

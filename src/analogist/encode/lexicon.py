@@ -9,8 +9,21 @@ import re
 _PRONOUNS_PLURAL = {"they", "them", "these", "those"}
 _PRONOUNS_SINGULAR = {"it", "this", "that", "he", "she", "him", "her", "each"}
 _QUANTIFIERS = {"one", "only", "single", "every", "each", "all", "whole", "same", "other",
-                "several", "many", "few", "some", "no", "any", "both", "another"}
+                "several", "many", "few", "some", "no", "any", "both", "another", "more",
+                "most", "fewer", "less"}
 """Quantifier words left out of entity phrases ("one printer", "the only trolley")."""
+_TIME_WORDS = {"minute", "minutes", "hour", "hours", "day", "days", "week", "weeks", "month",
+               "months", "year", "years", "decade", "decades", "century", "centuries",
+               "morning", "mornings", "afternoon", "afternoons", "evening", "evenings", "night",
+               "nights", "weekend", "weekends", "summer", "winter", "autumn", "time", "times",
+               "today", "tonight", "yesterday", "tomorrow", "january", "february", "march",
+               "april", "may", "june", "july", "august", "september", "october", "november",
+               "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
+               "sunday", "while", "moment", "instant", "fortnight", "season", "seasons"}
+"""Head nouns of time spans, never participants ("took two years", "in April", "a week")."""
+_NUMBER_WORDS = {"one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+                 "eleven", "twelve", "twenty", "thirty", "forty", "fifty", "hundred",
+                 "thousand", "million", "dozen", "half", "both"}
 _NEG_ADVERBS = {"never", "hardly", "rarely", "seldom", "barely", "scarcely"}
 """Adverbs that negate their clause ("hardly ever checks", "rarely updated")."""
 _NEG_PRONOUNS = {"nobody", "nothing", "noone", "none", "neither"}
@@ -207,6 +220,10 @@ _COPY_VERBS = {"copy", "export", "transcribe", "load", "replicate", "mirror", "c
                "photocopy", "scan", "trace", "sync", "port", "migrate"}
 """Verbs of copying whose "into / onto / to" object is the copy of their direct object
 ("exported the table into a spreadsheet" → the spreadsheet derives from the table)."""
+_SUPPLIED_FROM_VERBS = {"run", "power", "feed", "supply", "fuel", "heat", "light", "water",
+                        "serve", "operate", "drive", "charge", "cool", "irrigate", "pump"}
+"""Verbs whose "from" source keeps their object going ("ran the lamp from one generator",
+"fed every ward from one boiler"): the object depends on the source."""
 _CHECK_VERBS = {"check", "verify", "validate", "test", "inspect", "confirm", "audit", "review",
                 "vet", "cross-check", "compare", "recheck", "re-check", "double-check",
                 "examine", "proofread"}
@@ -214,9 +231,12 @@ _POSSESSION_VERBS = {"have", "get", "receive", "obtain"}
 """Verbs of having or getting: denied ("had no paper", "did not get water") they read as
 ``lacks``."""
 _UPDATE_VERBS = {"update", "refresh", "revise", "amend", "correct", "sync", "resync",
-                 "synchronise", "synchronize", "change", "renew"}
+                 "synchronise", "synchronize", "change", "renew", "recompute", "recalculate",
+                 "reprint", "reload", "re-export", "reexport", "rerun", "redo", "redraw",
+                 "resurvey", "reimport", "recopy"}
 """Verbs whose negation leaves their object out of date ("nobody updated the map" → stale)."""
-_SEE_VERBS = {"see", "notice", "detect", "observe", "watch", "monitor", "spot", "track"}
+_SEE_VERBS = {"see", "notice", "detect", "observe", "watch", "monitor", "spot", "track", "hear",
+              "find", "discover", "catch", "sight", "glimpse", "witness"}
 _NOBODY = {"nobody", "noone", "none"}
 _HOLDER_PREPS = {"of", "by", "in", "on", "at", "within", "inside", "across"}
 _FAILURE_CUES = {"fail", "failed", "failure", "fails", "break", "broke", "broken", "error",
@@ -257,9 +277,16 @@ _ROLE_WORDS = re.compile(
     r"|\bthe first\b")
 
 
+_IRREGULAR_PLURALS = {"children": "child", "people": "person", "men": "man", "women": "woman",
+                      "mice": "mouse", "geese": "goose", "teeth": "tooth", "feet": "foot",
+                      "oxen": "ox", "sheep": "sheep", "fish": "fish", "deer": "deer"}
+
+
 def _singular(w: str) -> str:
     """A rule-based singular of a noun's surface form: the same word always gets the same key,
     whatever the tagger thought of it in a given sentence."""
+    if w in _IRREGULAR_PLURALS:
+        return _IRREGULAR_PLURALS[w]
     if len(w) <= 3 or w.endswith(("ss", "us", "is", "ous")):
         return w
     if w.endswith("ies") and len(w) > 4:

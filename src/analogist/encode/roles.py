@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from analogist.encode.clauses import _Mention
+from analogist.encode.lexicon import _singular
 from analogist.encode.params import EncoderParams
 from analogist.index.embed import Embedder
 from analogist.vocabulary import Vocabulary
@@ -35,9 +36,17 @@ class _RoleReader:
                 if m.head in seen and seen[m.head] != m.phrase:
                     conflict.add(m.head)
                 seen.setdefault(m.head, m.phrase)
+        def key_of(m: _Mention) -> str:
+            # one participant in the singular and the plural ("a child", "the children") is
+            # one phrase
+            if m.head in conflict:
+                return m.phrase
+            words = m.core.split(" ")
+            return " ".join([*words[:-1], _singular(words[-1])])
+
         by_head: dict[str, list[str]] = {}
         for m in sorted(ms, key=lambda m: m.tok):
-            key = m.phrase if m.head in conflict else m.core
+            key = key_of(m)
             if key not in by_head.setdefault(m.head, []):
                 by_head[m.head].append(key)
         remap: dict[tuple[str, str], str] = {}
@@ -49,6 +58,6 @@ class _RoleReader:
                 owner = p if p in full else next(q for q in full if q.endswith(" " + p))
                 remap[(h, p)] = f"{h}|{owner}"
         for m in ms:
-            key = remap.get((m.head, m.phrase if m.head in conflict else m.core))
+            key = remap.get((m.head, key_of(m)))
             if key is not None:
                 m.head = key
