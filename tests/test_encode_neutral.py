@@ -99,3 +99,15 @@ def test_taking_a_time_span_to_do_something_is_a_delay(enc):
     parcel = _role(res, "parcel")
     assert f"delayed({parcel})" in _rels(res)
     assert set(res.signature.roles.values()) == {"parcel", "island"}
+
+
+def test_a_negated_response_ignores_its_object(enc):
+    res = enc.encode("The spacecraft did not react to the debris.")
+    assert {r.predicate for r in res.signature.relations} == {"ignores"}
+
+
+def test_having_a_part_contains_it_and_having_none_lacks_it(enc):
+    has = enc.encode("The surgery had one X-ray machine.")
+    none = enc.encode("The surgery had no X-ray machine.")
+    assert {r.predicate for r in has.signature.relations} == {"contains"}
+    assert {r.predicate for r in none.signature.relations} == {"lacks"}

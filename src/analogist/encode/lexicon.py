@@ -220,6 +220,10 @@ _COPY_VERBS = {"copy", "export", "transcribe", "load", "replicate", "mirror", "c
                "photocopy", "scan", "trace", "sync", "port", "migrate"}
 """Verbs of copying whose "into / onto / to" object is the copy of their direct object
 ("exported the table into a spreadsheet" → the spreadsheet derives from the table)."""
+_RESPONSE_VERBS = {"react to", "respond to", "act on", "answer", "heed", "obey", "follow up",
+                   "follow up on", "reply to", "attend to", "acknowledge"}
+"""Verbs of responding: negated ("did not react to the debris") the first role ignores the
+second."""
 _SUPPLIED_FROM_VERBS = {"run", "power", "feed", "supply", "fuel", "heat", "light", "water",
                         "serve", "operate", "drive", "charge", "cool", "irrigate", "pump"}
 """Verbs whose "from" source keeps their object going ("ran the lamp from one generator",

@@ -13,6 +13,7 @@ from analogist.encode.lexicon import (
     _CUE_INDEX,
     _LINKING,
     _POSSESSION_VERBS,
+    _RESPONSE_VERBS,
     _SEE_VERBS,
     _STATE_PHRASES,
     _STOP,
@@ -85,6 +86,7 @@ _GENERAL_RELATIONS: dict[str, tuple[str, ...]] = {
     "competes_for": ("crowd onto", "crowd into", "crowd around", "jostle for", "scramble for",
                      "race for", "bid for", "fight over", "compete over"),
     "misses": ("miss",),
+    "contains": ("have", "include", "house", "comprise", "hold in"),
     "trusts_as_authoritative": ("follow", "obey", "heed"),
     "blocks": ("plug", "seal", "dam", "barricade", "obstruct", "bar", "stop", "halt", "hold back",
                "jam", "clog"),
@@ -190,6 +192,11 @@ class _RelationTyper:
             forms = self._forms(lemma, surface, rest)
             if c.negated and lemma in _CHECK_VERBS:
                 p = self.vocab.get("skips_check")
+                if p is not None:
+                    return _Typed(p.name, 2, False, 1.0, p.definition)
+            if c.negated and (c.verb in _RESPONSE_VERBS or lemma in _RESPONSE_VERBS):
+                # "the spacecraft did not react to the debris", "nobody answered the alarm"
+                p = self.vocab.get("ignores")
                 if p is not None:
                     return _Typed(p.name, 2, False, 1.0, p.definition)
             if c.negated and lemma in _SEE_VERBS and not rest:
