@@ -117,7 +117,14 @@ Pipeline
    copies from the second") and each definition of the right arity, accepted above
    ``embed_threshold`` with ``embed_margin`` over the runner-up (the pattern includes the
    complement: "treats as truth"); with ``embedder=None`` the
-   fallback is lexical overlap with the definition and synonyms (``lexical_threshold``). Anything
+   fallback is lexical overlap with the definition and synonyms (``lexical_threshold``). Before
+   the embedder, a verb of the general tables (:data:`~analogist.encode.relations._GENERAL_RELATIONS`,
+   :data:`~analogist.encode.states._GENERAL_STATES`) is read by its table: "sold" →
+   ``supplies``, "sagged" → ``degraded``; a clause that ends a kept causal link keeps the
+   surface verb in its own relation atom, and its edge atom is read by the tables. A negated
+   seeing verb ("never heard the alarm") is ``misses``, a negated response ("did not react to")
+   ``ignores``; "ran / fed X from Y" adds ``depends_on(X, Y)``; "exported X into Y" is
+   ``derives_from(Y, X)`` and ``produces``. Anything
    else becomes a *proposed* term (snake-case verb lemma + particle; ``not_`` prefix when negated;
    a unary proposed name always ends in ``_state``, so a verb read with one argument in one text
    and two in another gives two terms and a batch of texts never clashes) with a one-line

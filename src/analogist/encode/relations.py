@@ -93,9 +93,10 @@ _GENERAL_RELATIONS: dict[str, tuple[str, ...]] = {
 }
 """General English verbs (lemma, with a particle or preposition when it matters) read as the
 vocabulary's domain-neutral relations when neither a name, a synonym nor the cue lexicon types a
-clause at the end of a causal edge: "the storm shifted the sandbar" → ``changes``, "the bakery
-sold the loaves" → ``supplies``. A verb's meaning, not its domain: every entry is an ordinary
-verb."""
+clause — before the embedder, whose cosine on a single verb is close to noise: "the storm
+shifted the sandbar" → ``changes``, "the bakery sold the loaves" → ``supplies``. A verb's
+meaning, not its domain: every entry is an ordinary verb. A clause that ends a kept causal link
+keeps its surface verb in its own relation atom; its edge atom is read here."""
 _GENERAL_INDEX = {verb: name for name, verbs in _GENERAL_RELATIONS.items() for verb in verbs}
 
 
