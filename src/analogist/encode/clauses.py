@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analogist.encode.base import Triple
+from analogist.encode.fronted import _repair_fronted
 from analogist.encode.lexicon import (
     _ARTICLES,
     _BELIEF_VERBS,
@@ -122,6 +123,11 @@ class _ClauseReader:
     vocab: Vocabulary
     embedder: Embedder | None
     nlp: Any
+
+    def _parse(self, norm: str) -> Any:
+        """The parse of ``norm``, with fronted subordinate clauses re-read
+        (:func:`~analogist.encode.fronted._repair_fronted`)."""
+        return _repair_fronted(self.nlp, self.nlp(norm))
 
     def _first_prep_object(self, tokens: Any, preps: tuple[str, ...] | None = None) -> list[Any]:
         """The object of the first preposition among ``tokens`` (only ``preps`` if given)."""
@@ -557,7 +563,7 @@ class _ClauseReader:
         """The surface ``(subject, verb, object)`` relations of ``text`` (states have an empty
         object), in text order."""
         norm = self._check(text, None)
-        return self._triples(self._clauses(self.nlp(norm)))
+        return self._triples(self._clauses(self._parse(norm)))
 
     @staticmethod
     def _triples(clauses: list[_Clause]) -> list[Triple]:

@@ -313,7 +313,7 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
         board *being* unchecked", "the *staleness* of the board"), whose state-noun arguments
         stand for their holders ("trouble in the pump spreads to the tank" → the pump spreads to
         the tank)."""
-        doc = self.nlp(norm)
+        doc = self._parse(norm)
         sents = list(doc.sents)
         all_clauses = self._clauses(doc)
         triples = self._triples(all_clauses)

@@ -1,0 +1,142 @@
+"""Fronted subordinate clauses re-read: "Because the cache was stale, the agent quoted the old
+price." The small parser often makes the clause before the comma the sentence's root and the
+main clause a stray noun phrase; the two pieces parsed on their own and joined give the reading
+the causal links need (part of stage 2)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_FRONTED = ("because", "since", "as", "although", "though", "when", "after", "once",
+            "whenever", "if", "while", "until", "before")
+"""Subordinators that may open a sentence ("Because the cache was stale, the agent quoted …");
+the small parser often reads such a sentence with the subordinate clause as its root and the
+main clause as a stray noun phrase."""
+
+
+def _fronted_ok(marker: Any, comma: Any) -> bool:
+    """Is the fronted clause already parsed as a subordinate clause of what follows the comma?"""
+    v = marker.head
+    return (marker.dep_ == "mark" and marker.i < v.i < comma.i and v.dep_ == "advcl"
+            and v.head.i > comma.i and v.head.pos_ in ("VERB", "AUX"))
+
+
+def _fronted_split(sent: Any) -> tuple[Any, Any] | None:
+    """(marker, comma) of a sentence that opens with a subordinator and a clause ended by a
+    comma, with a clause after the comma; None otherwise."""
+    toks = list(sent)
+    if len(toks) < 5 or toks[0].lower_ not in _FRONTED:
+        return None
+    marker = toks[0]
+    for k, t in enumerate(toks[2:], start=2):
+        if t.text != ",":
+            continue
+        before, after = toks[1:k], toks[k + 1:]
+        if any(x.pos_ in ("VERB", "AUX") for x in before) and any(
+                x.pos_ in ("VERB", "AUX") for x in after) and len(after) >= 2:
+            return marker, t
+        return None
+    return None
+
+
+_Row = tuple[int, str, str, str, str, str]   # (head within the piece, dep, tag, pos, lemma, morph)
+
+
+def _verb_from_noun_root(rows: list[_Row]) -> list[_Row]:
+    """A piece whose root is a noun with a past-tense verb after it as a reduced relative ("the
+    guide ranked by review counts", "the patients of the ward queued at the desk") is a clause
+    on its own: the verb is the root and the noun its subject."""
+    root = next(i for i, r in enumerate(rows) if r[0] == i)
+    if rows[root][3] not in ("NOUN", "PROPN"):
+        return rows
+    verb = next((i for i, r in enumerate(rows) if i > root and r[1] == "acl"
+                 and r[2] in ("VBD", "VBN") and _under(rows, i, root)), None)
+    if verb is None:
+        return rows
+    out = list(rows)
+    out[verb] = (verb, "ROOT", "VBD", "VERB", *rows[verb][4:])
+    out[root] = (verb, "nsubj", *rows[root][2:])
+    for i, r in enumerate(rows):
+        if i not in (root, verb):
+            if r[0] == root and (r[1] == "punct" or i > verb):
+                out[i] = (verb, *r[1:])          # the full stop, and what follows the verb
+            if r[0] == verb and r[1] == "agent":
+                out[i] = (verb, "prep", *r[2:])  # "ranked by X": a plain preposition
+    return out
+
+
+def _under(rows: list[_Row], i: int, top: int) -> bool:
+    """Is row ``i`` in the subtree of row ``top``?"""
+    for _ in range(len(rows)):
+        if i == top:
+            return True
+        if rows[i][0] == i:
+            return False
+        i = rows[i][0]
+    return False
+
+
+def _parse_piece(nlp: Any, doc: Any, lo: int, hi: int) -> list[_Row] | None:
+    """The tokens ``lo..hi`` of ``doc`` parsed on their own as one sentence (capitalised, and
+    closed with a full stop when they lack one, as a sentence is written): one row per token,
+    or None when the parse splits them, tokenises them differently or has no verb at its root
+    (after :func:`_verb_from_noun_root`)."""
+    words = [t.text for t in doc[lo:hi]]
+    text = doc[lo:hi].text
+    closed = words[-1] in (".", "!", "?")
+    sub = nlp(text[:1].upper() + text[1:] + ("" if closed else "."))
+    toks = list(sub) if closed else list(sub)[:-1]
+    if [t.text.lower() for t in toks] != [w.lower() for w in words] or any(
+            t.head.i >= len(toks) for t in toks):
+        return None
+    rows: list[_Row] = [(t.head.i, t.dep_, t.tag_, t.pos_,
+                         # (the piece was capitalised: a common word's lemma is lower case)
+                         t.lemma_.lower() if t.i == 0 and t.pos_ != "PROPN" else t.lemma_,
+                         str(t.morph)) for t in toks]
+    if sum(r[0] == i for i, r in enumerate(rows)) != 1:
+        return None
+    rows = _verb_from_noun_root(rows)
+    root = next(i for i, r in enumerate(rows) if r[0] == i)
+    return rows if rows[root][3] in ("VERB", "AUX") else None
+
+
+def _repair_fronted(nlp: Any, doc: Any) -> Any:
+    """``doc`` with each sentence that opens with a subordinate clause ("Because / Since / When
+    / After … , …") re-read when the parser got it wrong: the clause before the comma and the
+    clause after it are parsed on their own and joined — the first an adverbial clause (its
+    subordinator its marker) of the second. Sentences parsed right, or whose pieces do not
+    parse as one clause each, are left as they are; the words and spacing never change."""
+    plans = []
+    for sent in doc.sents:
+        split = _fronted_split(sent)
+        if split is None or _fronted_ok(*split):
+            continue
+        marker, comma = split
+        rows_a = _parse_piece(nlp, doc, marker.i + 1, comma.i)
+        rows_b = _parse_piece(nlp, doc, comma.i + 1, sent.end)
+        if rows_a is not None and rows_b is not None:
+            plans.append((marker.i, comma.i, rows_a, rows_b))
+    if not plans:
+        return doc
+    heads = [t.head.i for t in doc]
+    deps = [t.dep_ for t in doc]
+    tags = [t.tag_ for t in doc]
+    pos = [t.pos_ for t in doc]
+    lemmas = [t.lemma_ for t in doc]
+    morphs = [str(t.morph) for t in doc]
+    for m, cm, rows_a, rows_b in plans:
+        for rows, off in ((rows_a, m + 1), (rows_b, cm + 1)):
+            for k, (h, dep, tag, ps, lem, mo) in enumerate(rows):
+                j = k + off
+                heads[j], deps[j], tags[j], pos[j], lemmas[j], morphs[j] = (
+                    h + off, dep, tag, ps, lem, mo)
+        root_a = next(k for k, r in enumerate(rows_a) if r[0] == k) + m + 1
+        root_b = next(k for k, r in enumerate(rows_b) if r[0] == k) + cm + 1
+        heads[root_a], deps[root_a] = root_b, "advcl"
+        heads[m], deps[m], pos[m], tags[m] = root_a, "mark", "SCONJ", "IN"
+        heads[cm], deps[cm] = root_b, "punct"
+        deps[root_b] = "ROOT"
+    # the parse's own Doc class (spaCy stays an import of the loaded pipeline only)
+    return type(doc)(doc.vocab, words=[t.text for t in doc],
+                     spaces=[bool(t.whitespace_) for t in doc], tags=tags, pos=pos,
+                     morphs=morphs, lemmas=lemmas, heads=heads, deps=deps)
