@@ -5,17 +5,22 @@ taken of the store written by the code of that time, 8af9d8c)."""
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 from typer.testing import CliRunner
 
 from analogist.cli import app
 from analogist.errors import AnalogistError
+from analogist.memory.records import _COMPACT, _signature_json
 from analogist.memory.sqlite import Memory
 from analogist.signature import validate_signature
 from tests.add_rows import FIXED_NOW, digest, dump, embed, records
+from tests.test_signature_fast import _RECORD
 
 # sha256 of tests/add_rows.dump() of the store written by add_many / add of records(), at 8af9d8c
 BEFORE = "b0c001bd37c4927a2473044970f61e838c147c4a971a50ca996eb1a76209b4b5"
@@ -82,3 +87,24 @@ def test_validated_signatures_are_stored_as_given_and_mappings_still_checked(
             m.add_many([sigs[0], {"episode_id": "x"}], validated=True)
         assert ei.value.field is not None and ei.value.field.startswith("records[1]")
         assert m.count() == 0
+
+
+def _json_agrees(data: Any) -> None:
+    try:
+        sig = validate_signature(copy.deepcopy(data))
+    except AnalogistError:
+        return
+    assert _signature_json(sig) == _COMPACT.encode(sig.to_data())
+
+
+def test_signature_json_is_the_compact_canonical_form() -> None:
+    for rec in records():
+        _json_agrees(rec)
+    sig = validate_signature({**records()[0], "verified": True, "symptom": 'a "b"\n\x01'})
+    assert _signature_json(sig) == _COMPACT.encode(sig.to_data())
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_RECORD)
+def test_signature_json_agrees_on_generated_records(data: dict[str, Any]) -> None:
+    _json_agrees(data)

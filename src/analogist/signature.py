@@ -482,6 +482,7 @@ _PRED_FULL = re.compile(_PRED_RE)
 _KIND_FULL = re.compile(r"[a-z][a-z0-9_]*")
 _SIG_KEYS = frozenset(Signature.model_fields)
 _EDGE_KEYS = frozenset(CausalEdge.model_fields)
+_EDGE_SET = frozenset(EDGE_TYPES)
 _TEXT_FIELDS = ("violated_invariant", "symptom", "fix_operator")
 _SUB_MODELS: tuple[tuple[str, type[BaseModel]], ...] = (
     ("levels", Levels), ("surface", Surface), ("provenance", Provenance))
@@ -549,41 +550,67 @@ def _fast_atom(key: tuple[str, tuple[str, ...]], cache: dict[Any, Atom]) -> Atom
     return a
 
 
-def _fast_edge(x: Any, roles: dict[str, str], cache: dict[Any, Atom]
+def _fast_edge(x: Any, roles: dict[str, str], cache: dict[Any, Atom],
+               memo: dict[str, tuple[tuple[str, tuple[str, ...]], Atom]]
                ) -> tuple[CausalEdge, tuple[Any, str, Any]] | None:
     """The edge the model would build from ``x`` and its duplicate key (the sort keys of its
-    atoms around its type), or None to let the model decide."""
-    if type(x) is list:
+    atoms around its type), or None to let the model decide. ``memo``: atom text → (key, atom)
+    of the texts already read in this signature (an effect is often the next edge's cause)."""
+    if type(x) is dict:
+        keys = x.keys()
+        if keys == _EDGE_KEYS:  # every field given: the usual canonical form
+            cause, edge, effect = x["cause"], x["edge"], x["effect"]
+            sign: Any = x["sign"]
+            status: Any = x["status"]
+            fields: Any = _EDGE_KEYS
+        elif keys <= _EDGE_KEYS and keys >= _LIST_EDGE_FIELDS:
+            cause, edge, effect = x["cause"], x["edge"], x["effect"]
+            sign = x.get("sign", 1)
+            status = x.get("status", "observed")
+            fields = keys
+        else:
+            return None
+    elif type(x) is list:
         if len(x) != 3:
             return None
         cause, edge, effect = x
-        sign: Any = 1
-        status: Any = "observed"
+        sign = 1
+        status = "observed"
         fields = _LIST_EDGE_FIELDS
-    elif type(x) is dict and x.keys() <= _EDGE_KEYS and x.keys() >= _LIST_EDGE_FIELDS:
-        cause, edge, effect = x["cause"], x["edge"], x["effect"]
-        sign = x.get("sign", 1)
-        status = x.get("status", "observed")
-        fields = x.keys()
     else:
         return None
     if type(edge) is not str:
         return None
-    edge = edge.strip().lower()
-    if edge not in EDGE_TYPES:
-        return None
+    if edge not in _EDGE_SET:
+        edge = edge.strip().lower()
+        if edge not in _EDGE_SET:
+            return None
     if type(sign) is str:
         sign = _SIGNS.get(sign.strip().lower())
     if type(sign) is not int or sign not in (1, -1):
         return None
     if type(status) is not str or status not in ("observed", "inferred"):
         return None
-    c, f = _fast_key(cause, roles), _fast_key(effect, roles)
-    if c is None or f is None:
-        return None
-    e = _built(CausalEdge, {"cause": _fast_atom(c, cache), "edge": edge,
-                            "effect": _fast_atom(f, cache), "sign": sign, "status": status},
-               set(fields))
+    got = memo.get(cause) if type(cause) is str else None
+    if got is None:
+        c = _fast_key(cause, roles)
+        if c is None:
+            return None
+        got = (c, _fast_atom(c, cache))
+        if type(cause) is str:
+            memo[cause] = got
+    c, ca = got
+    got = memo.get(effect) if type(effect) is str else None
+    if got is None:
+        f = _fast_key(effect, roles)
+        if f is None:
+            return None
+        got = (f, _fast_atom(f, cache))
+        if type(effect) is str:
+            memo[effect] = got
+    f, fa = got
+    e = _built(CausalEdge, {"cause": ca, "edge": edge, "effect": fa, "sign": sign,
+                            "status": status}, set(fields))
     return e, (c, edge, f)
 
 
@@ -598,8 +625,10 @@ def _fast_signature(data: dict[str, Any]) -> Signature | None:
         return None
     if type(roles) is not dict or not 1 <= len(roles) <= MAX_ROLES:
         return None
-    for k, v in roles.items():
-        if not _tag_ok(k) or type(v) is not str or len(v) > MAX_TEXT:
+    tag = _TAG_FULL.fullmatch
+    for k, v in roles.items():  # (_tag_ok, inline)
+        if type(k) is not str or len(k) > MAX_TAG or tag(k) is None or type(v) is not str \
+                or len(v) > MAX_TEXT:
             return None
     values: dict[str, Any] = {"episode_id": eid, "kind": kind, "roles": dict(roles)}
     cache: dict[Any, Atom] = {}
@@ -620,8 +649,9 @@ def _fast_signature(data: dict[str, Any]) -> Signature | None:
             return None
         edges = []
         seen = set()
+        memo: dict[str, tuple[tuple[str, tuple[str, ...]], Atom]] = {}
         for x in chain:
-            made = _fast_edge(x, roles, cache)
+            made = _fast_edge(x, roles, cache, memo)
             if made is None:
                 return None
             e, key = made

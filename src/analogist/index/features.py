@@ -481,11 +481,15 @@ def extract_features_many(sigs: Sequence[Signature], depth: int = FINGERPRINT_DE
             for g, fp in zip(gs, fps, strict=True)]
 
 
-_WORD = re.compile(r"[a-z0-9]+")
+_WORD = re.compile(r"[a-z0-9]{3,}")
+"""Runs of three or more of a-z0-9: a maximal run shorter than that has no part this matches,
+and a longer one is matched whole (greedily, from its first character)."""
 
 
 def _content_words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if len(w) > 2}
+    """The distinct maximal runs of [a-z0-9] of three characters or more in ``text``
+    (lower-cased)."""
+    return set(_WORD.findall(text.lower()))
 
 
 def surface_tokens(sig: Signature) -> set[str]:

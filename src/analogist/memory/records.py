@@ -191,6 +191,61 @@ _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 """What ``json.dumps(x, ensure_ascii=False, separators=(",", ":"))`` writes, without making an
 encoder per call."""
 
+_STR = json.encoder.encode_basestring
+"""How :data:`_COMPACT` writes a string (``ensure_ascii=False``)."""
+_SIGN_TEXT = {1: "1", -1: "-1"}
+
+
+def _signature_json(sig: Signature) -> str:
+    """``_COMPACT.encode(sig.to_data())`` of a validated signature, written directly: no dicts
+    of the canonical form are built. Role tags, predicates, kinds, edge types and statuses are
+    plain identifiers (the model's patterns), quoted as they are; other strings go through the
+    encoder's own string function; the provenance through the encoder itself.
+    ``tests/test_add_rows.py`` holds the two equal."""
+    enc = _STR
+    roles = sig.roles
+    parts = ['{"episode_id":', enc(sig.episode_id), ',"kind":"', sig.kind, '","roles":{',
+             ",".join(['"' + k + '":' + enc(roles[k]) for k in sorted(roles)]),
+             '},"relations":[',
+             ",".join(['["' + '","'.join((a.predicate, *a.args)) + '"]' for a in sig.relations]),
+             '],"causal_chain":[']
+    edges = []
+    for e in sig.causal_chain:
+        c, f, sign = e.cause, e.effect, e.sign
+        sign_text = _SIGN_TEXT[sign] if type(sign) is int else _COMPACT.encode(sign)
+        edges.append(f'{{"cause":"{c.predicate}({",".join(c.args)})","edge":"{e.edge}",'
+                     f'"effect":"{f.predicate}({",".join(f.args)})","sign":{sign_text},'
+                     f'"status":"{e.status}"}}')
+    parts.append(",".join(edges))
+    parts.append("]")
+    for name in ("violated_invariant", "symptom", "fix_operator"):
+        v = getattr(sig, name)
+        if v is not None:
+            parts += (',"', name, '":', enc(v))
+    levels = [(k, v) for k, v in sig.levels.__dict__.items() if v is not None]
+    if levels:
+        parts.append(',"levels":{' + ",".join(['"' + k + '":' + enc(v) for k, v in levels])
+                     + "}")
+    surface = sig.surface
+    if surface.domain is not None or surface.entities:
+        sub = []
+        if surface.domain is not None:
+            sub.append('"domain":' + enc(surface.domain))
+        if surface.entities:
+            sub.append('"entities":[' + ",".join([enc(x) for x in surface.entities]) + "]")
+        parts.append(',"surface":{' + ",".join(sub) + "}")
+    prov = sig.provenance
+    if prov.time is not None:  # the model writes times in its own ISO form
+        parts += (',"provenance":', _COMPACT.encode(prov.model_dump(mode="json",
+                                                                    exclude_none=True)))
+    else:
+        given = {k: v for k, v in prov.__dict__.items() if v is not None}
+        if given:
+            parts += (',"provenance":', _COMPACT.encode(given))
+    parts.append(',"verified":true}' if sig.verified is True else
+                 ',"verified":' + _COMPACT.encode(sig.verified) + "}")
+    return "".join(parts)
+
 
 def _prepare(record: Any, features: Any = None, embeddings: Any = None) -> _Prepared:
     sig = _validated(record)
@@ -220,7 +275,7 @@ def _assemble(sig: Signature, feats: EpisodeFeatures, embedding_rows: list[tuple
                                                     _COMPACT.encode(content))]
     vectors.extend(embedding_rows)
     # compact canonical JSON: one encode call (the pretty text is for people, not for the store)
-    text = _COMPACT.encode(sig.to_data())
+    text = _signature_json(sig)
     return _Prepared(sig, text, feats, tuple(vectors), " ".join(sorted(surface_tokens(sig))))
 
 
