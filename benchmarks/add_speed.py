@@ -230,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     for k, v in targets.items():
         console.print(f"target {k}: {'PASS' if v else 'FAIL'}")
     report = {"benchmark": "add_speed",
+              "command": " ".join(["python", "benchmarks/add_speed.py", *sys.argv[1:]]),
               "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
               "machine": {"python": sys.version.split()[0], "platform": platform.platform(),
                           "cpu_count": os.cpu_count(), "load_avg_1m": os.getloadavg()[0]},
