@@ -111,3 +111,10 @@ def test_having_a_part_contains_it_and_having_none_lacks_it(enc):
     none = enc.encode("The surgery had no X-ray machine.")
     assert {r.predicate for r in has.signature.relations} == {"contains"}
     assert {r.predicate for r in none.signature.relations} == {"lacks"}
+
+
+def test_paying_by_a_measure_incentivises_and_plain_paying_supplies(enc):
+    by = enc.encode("The fleet paid its drivers by the mile.")
+    plain = enc.encode("The firm paid the supplier.")
+    assert {r.predicate for r in by.signature.relations} == {"incentivises"}
+    assert {r.predicate for r in plain.signature.relations} == {"supplies"}

@@ -86,6 +86,8 @@ _GENERAL_RELATIONS: dict[str, tuple[str, ...]] = {
     "competes_for": ("crowd onto", "crowd into", "crowd around", "jostle for", "scramble for",
                      "race for", "bid for", "fight over", "compete over"),
     "misses": ("miss",),
+    "incentivises": ("pay by", "pay per", "reward for", "bonus for", "pay a bonus for", "tip for",
+                     "pay extra for"),
     "contains": ("have", "include", "house", "comprise", "hold in"),
     "trusts_as_authoritative": ("follow", "obey", "heed"),
     "blocks": ("plug", "seal", "dam", "barricade", "obstruct", "bar", "stop", "halt", "hold back",
@@ -309,8 +311,11 @@ class _RelationTyper:
         preposition, then its lemma alone (:data:`_GENERAL_RELATIONS`); a unary state word,
         verb, lemma or surface verb (:data:`_GENERAL_STATES`)."""
         if arity == 2:
-            return next((_GENERAL_INDEX[k] for k in (c.verb, c.lemma) if k in _GENERAL_INDEX),
-                        None)
+            # "pays its farmers *by* the litre": the complement's preposition can decide
+            word = c.complement.split(" ")[0] if c.complement else ""
+            keys = (f"{c.verb} {word}", f"{c.lemma} {word}") if word else ()
+            return next((_GENERAL_INDEX[k] for k in (*keys, c.verb, c.lemma)
+                         if k in _GENERAL_INDEX), None)
         return next((_GENERAL_STATES[w] for w in (c.state, c.verb, c.lemma,
                                                   c.verb_text.split(" ")[0].lower())
                      if w and w in _GENERAL_STATES), None)
