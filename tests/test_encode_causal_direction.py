@@ -92,3 +92,20 @@ def test_the_reversed_because_gives_the_reversed_edge(enc: DeterministicEncoder,
     assert [(c, e) for c, _, e in fronted] == [(ra, rb)]
     assert [(c, e) for c, _, e in postposed] == [(ra, rb)]
     assert [(c, e) for c, _, e in swapped] == [(rb, ra)]
+
+
+@pytest.mark.parametrize("marker", ["as if", "as though"])
+def test_as_if_is_a_comparison_not_a_cause(enc: DeterministicEncoder, marker: str) -> None:
+    assert _roles(enc, f"The steward counted the crates {marker} the ledger were right.") == []
+    # a plain causal "as" still reads the subordinate clause as the cause
+    assert _roles(enc, "The steward counted the crates as the ledger was wrong.") == [
+        ("ledger", "causes", "steward")]
+
+
+def test_a_participle_the_tagger_read_as_a_preposition_is_the_state(
+        enc: DeterministicEncoder) -> None:
+    # "were underpaid" tagged be + preposition (no object): the clause still has its state, so
+    # the because-clause stays the cause
+    got = _roles(enc, "The mill slowed, and because the weavers were underpaid the owner "
+                      "raised the prices.")
+    assert got == [("weavers", "causes", "owner")]

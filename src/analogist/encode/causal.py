@@ -246,11 +246,17 @@ class _CausalReader:
                     label = "as soon as"
                 elif (low == "so" and nxt == "that") or (low == "that" and prev == "so"):
                     label = "so that"
+                elif low in ("as", "if", "though") and (
+                        (low == "as" and nxt in ("if", "though")) or prev == "as"):
+                    label = "\0"          # "as if / as though": a comparison, not a cause
+                    break
                 elif low in _MARKERS:
                     label = label or low
             if not label and any(ch.dep_ == "aux" and ch.lower_ == "to" for ch in v.children):
                 label = "to (purpose)"
             main = clause_of(v.head)
+            if label == "\0":
+                label = ""
             if label and main is not None and main is not c:
                 if label == "to (purpose)":
                     if main.causal is None:

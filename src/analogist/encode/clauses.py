@@ -465,6 +465,11 @@ class _ClauseReader:
                 rel_obj or not [ch for ch in children if ch.dep_ == "prep"]):
             objects.append(self._mention(v.head))
         acomp = [ch for ch in children if ch.dep_ == "acomp"]
+        if lemma == "be" and not acomp and not objects:
+            # "were underpaid" with the participle mis-tagged as a preposition without object
+            # (a real preposition is a stop word, or has an object)
+            acomp = [ch for ch in children if ch.dep_ == "prep" and ch.i == v.i + 1
+                     and not ch.is_stop and ch.is_alpha and not list(ch.children)]
         prep_label = ""
         if not objects and not acomp:
             # a preposition on the verb, or on a directional adverb ("drifted away from X",
