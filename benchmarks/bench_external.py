@@ -21,11 +21,12 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _git import git_head  # benchmarks/_git.py (the script's own folder is on sys.path)
 
 from analogist import __version__
 from analogist.bench.external import calibrate_surface_threshold, calibrate_threshold
@@ -34,19 +35,6 @@ from analogist.bench.external.report import run_all
 from analogist.bench.external.runner import SURFACE_THRESHOLD, CachingEncoder
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _git_head() -> str | None:
-    """The checkout's commit (short hash; ``+dirty`` when ``src/`` has uncommitted changes), or
-    None outside a git checkout."""
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                              capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "src"],
-                               cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return head + ("+dirty" if dirty.strip() else "")
 
 
 DEV_FILES = {"storyanalogy": "storyanalogy_mc.json", "parallelparc": "parallelparc_silver.csv"}
@@ -79,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
               f"from the constant {SURFACE_THRESHOLD}", file=sys.stderr)
     cmd = (f"nice -n 10 python benchmarks/bench_external.py --data {args.data} --out {args.out}"
            f" --seed {args.seed}" + (f" --limit {args.limit}" if args.limit else ""))
-    git = _git_head()  # the code measured: read before the run, which may take a while
+    git = git_head()  # the code measured: read before the run, which may take a while
     t_wall, t_cpu = time.perf_counter(), time.process_time()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

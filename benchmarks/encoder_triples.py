@@ -36,12 +36,13 @@ import json
 import random
 import re
 import statistics
-import subprocess
 import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
+
+from _git import git_head  # benchmarks/_git.py (the script's own folder is on sys.path)
 
 from analogist.encode.deterministic import DeterministicEncoder, EncoderParams, load_nlp
 
@@ -189,19 +190,6 @@ def prf(tp: int, npred: int, ngold: int) -> dict[str, float]:
             "predicted": npred, "gold": ngold}
 
 
-def _git_head() -> str | None:
-    """The checkout's commit (short hash; ``+dirty`` when ``src/`` has uncommitted changes), or
-    None outside a git checkout."""
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                              capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "src"],
-                               cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return head + ("+dirty" if dirty.strip() else "")
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -221,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     vl = VerbLemma(nlp)
     enc.encode("The cache was stale, so the monitor raised an alarm.")  # warm-up
 
-    git = _git_head()  # the code measured: read before the run, which may take a while
+    git = git_head()  # the code measured: read before the run, which may take a while
     t_wall, t_cpu = time.perf_counter(), time.process_time()
     items: list[dict[str, Any]] = []
     times: list[float] = []

@@ -550,6 +550,21 @@ def _fast_atom(key: tuple[str, tuple[str, ...]], cache: dict[Any, Atom]) -> Atom
     return a
 
 
+def _fast_end(x: Any, roles: dict[str, str], cache: dict[Any, Atom],
+              memo: dict[str, Any]) -> tuple[tuple[str, tuple[str, ...]], Atom] | None:
+    """One end of a causal edge as (key, Atom), None when it needs the model; an end given as
+    text is read once per signature (``memo``)."""
+    got = memo.get(x) if type(x) is str else None
+    if got is None:
+        k = _fast_key(x, roles)
+        if k is None:
+            return None
+        got = (k, _fast_atom(k, cache))
+        if type(x) is str:
+            memo[x] = got
+    return got
+
+
 def _fast_edge(x: Any, roles: dict[str, str], cache: dict[Any, Atom],
                memo: dict[str, tuple[tuple[str, tuple[str, ...]], Atom]]
                ) -> tuple[CausalEdge, tuple[Any, str, Any]] | None:
@@ -591,23 +606,13 @@ def _fast_edge(x: Any, roles: dict[str, str], cache: dict[Any, Atom],
         return None
     if type(status) is not str or status not in ("observed", "inferred"):
         return None
-    got = memo.get(cause) if type(cause) is str else None
+    got = _fast_end(cause, roles, cache, memo)
     if got is None:
-        c = _fast_key(cause, roles)
-        if c is None:
-            return None
-        got = (c, _fast_atom(c, cache))
-        if type(cause) is str:
-            memo[cause] = got
+        return None
     c, ca = got
-    got = memo.get(effect) if type(effect) is str else None
+    got = _fast_end(effect, roles, cache, memo)
     if got is None:
-        f = _fast_key(effect, roles)
-        if f is None:
-            return None
-        got = (f, _fast_atom(f, cache))
-        if type(effect) is str:
-            memo[effect] = got
+        return None
     f, fa = got
     e = _built(CausalEdge, {"cause": ca, "edge": edge, "effect": fa, "sign": sign,
                             "status": status}, set(fields))
