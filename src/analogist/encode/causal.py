@@ -103,30 +103,25 @@ class _CausalReader:
         relative) and its effect (complement, object, gerund); a causal verb between plain
         entities is left a relation."""
         doc = ctx.doc
-        by_tok = ctx.by_tok
-        links = ctx.links
-        recent = ctx.recent
-        consumed = ctx.consumed
-        prev_clause = ctx.prev_clause
         node = _clause_node
         v = doc[c.tok]
         if c.causal is not None:
             cause: _Node | None = None
             status = "observed"
             if c.event_subject == -1:
-                pc = prev_clause(c)
+                pc = ctx.prev_clause(c)
                 cause = node(pc) if pc else None
                 status = "inferred"
-            elif c.event_subject is not None and c.event_subject in by_tok:
-                cause = node(by_tok[c.event_subject])
+            elif c.event_subject is not None and c.event_subject in ctx.by_tok:
+                cause = node(ctx.by_tok[c.event_subject])
             else:
                 csubj = [ch for ch in v.children if ch.dep_ == "csubj"]
                 agent = [ch for ch in v.children if ch.dep_ == "agent"]
-                if csubj and csubj[0].i in by_tok:
-                    cause = node(by_tok[csubj[0].i])
+                if csubj and csubj[0].i in ctx.by_tok:
+                    cause = node(ctx.by_tok[csubj[0].i])
                 elif agent and any(ch.dep_ == "nsubjpass" for ch in v.children):
                     po = self._prep_object(agent[0])
-                    cause = self._entity_state(po[1], recent, consumed) if po else None
+                    cause = self._entity_state(po[1], ctx.recent, ctx.consumed) if po else None
                 else:
                     st = [ch for ch in v.children if ch.dep_ == "nsubj"]
                     gs = self._gerund_subject(v) if not st else (
@@ -134,14 +129,14 @@ class _CausalReader:
                     if gs is not None:
                         cause = self._gerund_node(gs)
                     else:
-                        cause = self._entity_state(st[0], recent, consumed) if st else None
+                        cause = self._entity_state(st[0], ctx.recent, ctx.consumed) if st else None
                 if cause is not None and cause.mention is not None and cause.mention.resolved:
                     status = "inferred"
             effect: _Node | None = None
             comp = [ch for ch in v.children if ch.dep_ in ("ccomp", "xcomp")
-                    and ch.i in by_tok]
+                    and ch.i in ctx.by_tok]
             pcomp = [g for ch in v.children if ch.dep_ == "prep"
-                     for g in ch.children if g.dep_ == "pcomp" and g.i in by_tok]
+                     for g in ch.children if g.dep_ == "pcomp" and g.i in ctx.by_tok]
             gcomp = [ch for ch in comp if ch.tag_ == "VBG" and any(
                 x.dep_ == "nsubj" and x.pos_ in ("NOUN", "PROPN") for x in ch.children)]
             ngers = [ch for ch in v.children if ch.dep_ in ("xcomp", "ccomp", "dobj")
@@ -149,13 +144,13 @@ class _CausalReader:
             if ngers and not comp:
                 effect = self._gerund_node(ngers[0])   # "hid the longer baking"
             elif comp and not gcomp:
-                effect = node(by_tok[comp[0].i])
+                effect = node(ctx.by_tok[comp[0].i])
             elif pcomp and not gcomp:
-                effect = node(by_tok[pcomp[0].i])
+                effect = node(ctx.by_tok[pcomp[0].i])
             else:
                 objs = [ch for ch in v.children if ch.dep_ in ("dobj", "nsubjpass")]
                 if objs and objs[0].lemma_ == "way" and c.lemma in ("open", "pave"):
-                    consumed.add(objs[0].i)
+                    ctx.consumed.add(objs[0].i)
                     # "opens the way to X": X is the effect
                     objs = self._first_prep_object(
                         [*v.children, *(g for x in v.children if x.dep_ == "dobj"
@@ -184,7 +179,7 @@ class _CausalReader:
                         objs[0] if objs and objs[0].i < g.i else None)
                     if holder_tok is not None:
                         words, phrase = self._participle_words(g)
-                        consumed.add(g.i)
+                        ctx.consumed.add(g.i)
                         effect = _Node(mention=self._mention(holder_tok),
                                        state=self._state_of_words(words, phrase) or "occurs",
                                        event=True)
@@ -197,7 +192,7 @@ class _CausalReader:
                     late = [ch for ch in v.children if ch.dep_ in ("agent", "prep")
                             and not (passive and ch.dep_ == "agent")
                             and ch.i > objs[0].i and ch.lower_ in _HOLDER_PREPS]
-                    effect = self._entity_state(objs[0], recent, consumed, late)
+                    effect = self._entity_state(objs[0], ctx.recent, ctx.consumed, late)
                     if effect is not None and c.lemma == "make":
                         # "make the queue (at the counter) shorter": a comparative after
                         # the object, however the parser attached it
@@ -219,7 +214,7 @@ class _CausalReader:
                 c.causal = None              # an entity-to-entity relation, typed later
             elif cause is not None and effect is not None:
                 sign = -1 if c.lemma in _DAMPING_VERBS else 1
-                links.append(_Link(cause, c.causal, effect, sign, status, c.verb, c.sent))
+                ctx.links.append(_Link(cause, c.causal, effect, sign, status, c.verb, c.sent))
             else:
                 c.causal = None
 
@@ -227,7 +222,6 @@ class _CausalReader:
         """(b) A subordinate clause with a marker ("because", "although", "so that", a purpose
         infinitive) linked with its main clause."""
         doc = ctx.doc
-        links = ctx.links
         clause_of = ctx.clause_of
         node = _clause_node
         v = doc[c.tok]
@@ -260,30 +254,25 @@ class _CausalReader:
             if label and main is not None and main is not c:
                 if label == "to (purpose)":
                     if main.causal is None:
-                        links.append(_Link(node(main), "enables", node(c), 1, "inferred",
-                                           label, c.sent))
+                        ctx.links.append(_Link(node(main), "enables", node(c), 1, "inferred",
+                                               label, c.sent))
                 else:
                     edge, sign, status, direction = _MARKERS[label]
                     a, b = (c, main) if direction == "sub>main" else (main, c)
                     if a.causal is None and b.causal is None:
-                        links.append(_Link(node(a), edge, node(b), sign, status, label,
-                                           c.sent))
+                        ctx.links.append(_Link(node(a), edge, node(b), sign, status, label,
+                                               c.sent))
         elif doc[c.tok].dep_ == "xcomp" and c.causal is None:
             main = clause_of(v.head)
             if (main is not None and main.causal is None and main.lemma in _OBJECT_CONTROL
                     and any(ch.dep_ == "aux" and ch.lower_ == "to" for ch in v.children)):
-                links.append(_Link(node(main), "enables", node(c), 1, "inferred",
-                                   "to (purpose)", c.sent))
+                ctx.links.append(_Link(node(main), "enables", node(c), 1, "inferred",
+                                       "to (purpose)", c.sent))
 
     def _prep_links(self, ctx: _LinkContext, c: _Clause) -> None:
         """(c) Prepositional connectives on the clause ("because of", "due to", "despite", "as a
         result")."""
         doc = ctx.doc
-        by_tok = ctx.by_tok
-        links = ctx.links
-        recent = ctx.recent
-        consumed = ctx.consumed
-        prev_clause = ctx.prev_clause
         node = _clause_node
         v = doc[c.tok]
         for ch in v.children:
@@ -293,33 +282,30 @@ class _CausalReader:
             if w == "as":
                 po = self._prep_object(ch)
                 if po is not None and po[1].lower_ in ("result", "consequence"):
-                    pc = prev_clause(c) if ch.i < v.i else None
+                    pc = ctx.prev_clause(c) if ch.i < v.i else None
                     if pc is not None and c.causal is None:
-                        links.append(_Link(node(pc), "causes", node(c), 1, "observed",
-                                           "as a result", c.sent))
+                        ctx.links.append(_Link(node(pc), "causes", node(c), 1, "observed",
+                                               "as a result", c.sent))
                 continue
             if w not in _PREP_CONNECTIVES or c.causal is not None:
                 continue
             edge, sign, status, label = _PREP_CONNECTIVES[w]
-            pcs = [g for g in ch.subtree if g.i in by_tok and g.i != v.i]
+            pcs = [g for g in ch.subtree if g.i in ctx.by_tok and g.i != v.i]
             src: _Node | None = None
             if pcs:
-                src = node(by_tok[pcs[0].i])
+                src = node(ctx.by_tok[pcs[0].i])
             else:
                 po = self._prep_object(ch)
                 if po is not None:
-                    src = self._entity_state(po[1], recent, consumed)
+                    src = self._entity_state(po[1], ctx.recent, ctx.consumed)
             if src is not None:
-                links.append(_Link(src, edge, node(c), sign, status, label, c.sent))
+                ctx.links.append(_Link(src, edge, node(c), sign, status, label, c.sent))
 
     def _adverbial_links(self, ctx: _LinkContext, c: _Clause) -> None:
         """(d) Adverbial connectives ("so", "therefore", "then") linking the clause before to
         this one."""
         doc = ctx.doc
-        by_tok = ctx.by_tok
-        links = ctx.links
         clause_of = ctx.clause_of
-        prev_clause = ctx.prev_clause
         node = _clause_node
         sents = ctx.sents
         v = doc[c.tok]
@@ -336,24 +322,24 @@ class _CausalReader:
                 if ch.dep_ == "cc":
                     # "A, so B": "so" attaches to A; B is A's conjunct after it
                     for cj in v.children:
-                        if cj.dep_ == "conj" and cj.i > ch.i and cj.i in by_tok:
-                            links.append(_Link(node(c), edge, node(by_tok[cj.i]), sign,
-                                               status, low, c.sent))
+                        if cj.dep_ == "conj" and cj.i > ch.i and cj.i in ctx.by_tok:
+                            ctx.links.append(_Link(node(c), edge, node(ctx.by_tok[cj.i]), sign,
+                                                   status, low, c.sent))
                             break
                     continue
                 src_c: _Clause | None = None
                 if doc[c.tok].dep_ == "conj":
                     src_c = clause_of(v.head)
                 else:
-                    before = [x for x in v.children if x.i < ch.i and x.i in by_tok
+                    before = [x for x in v.children if x.i < ch.i and x.i in ctx.by_tok
                               and x.dep_ in ("ccomp", "advcl", "conj", "parataxis")]
                     if before:
-                        src_c = by_tok[max(before, key=lambda x: x.i).i]
+                        src_c = ctx.by_tok[max(before, key=lambda x: x.i).i]
                     elif doc[c.tok].dep_ == "ROOT" and ch.i == sents[c.sent].start:
-                        src_c = prev_clause(c)
+                        src_c = ctx.prev_clause(c)
                 if src_c is not None and src_c is not c:
-                    links.append(_Link(node(src_c), edge, node(c), sign, status, low,
-                                       c.sent))
+                    ctx.links.append(_Link(node(src_c), edge, node(c), sign, status, low,
+                                           c.sent))
 
 
     def _gerund_node(self, g: Any) -> _Node:
