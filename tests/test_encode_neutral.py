@@ -118,8 +118,3 @@ def test_paying_by_a_measure_incentivises_and_plain_paying_supplies(enc):
     plain = enc.encode("The firm paid the supplier.")
     assert {r.predicate for r in by.signature.relations} == {"incentivises"}
     assert {r.predicate for r in plain.signature.relations} == {"supplies"}
-
-
-def test_a_named_measure_of_time_stays_a_role(enc):
-    res = enc.encode("The cache raised the response time of the server.")
-    assert "response time" in res.signature.roles.values()

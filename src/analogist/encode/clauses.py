@@ -79,10 +79,7 @@ def _participant(t: Any) -> bool:
     "in *April*"), a bare number or quantifier ("fed *one*", "bred *more*"), or a bare
     comparative adjective ("*costlier*"), or punctuation ("X*-*ray")."""
     low = t.lower_
-    if not re.search(r"[a-z0-9]", low):
-        return False
-    if low in _TIME_WORDS and not any(c.dep_ in ("compound", "nmod", "poss") for c in t.lefts):
-        # "the response time", "the server's boot time" name a measure, a participant
+    if low in _TIME_WORDS or not re.search(r"[a-z0-9]", low):
         return False
     if t.pos_ == "NUM" and (low in _NUMBER_WORDS or low.isdigit()):
         return False
