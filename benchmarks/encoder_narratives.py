@@ -29,7 +29,14 @@ Reported per variant (full / no outcome):
 
 And, from the encoder alone, ``minimal_pairs``: the share of stories whose minimal pair encodes
 to other causal edges, and the share where a difference is the reversed (or sign-flipped) edge,
-predicates compared with role tags left out.
+predicates compared with role tags left out; and ``predicate_overlap``: per story, the weighted
+Jaccard overlap of its predicate multiset (relation and state atoms, and both ends of every
+causal edge, role tags left out) with its partner's, its surface decoy's and its minimal pair's,
+their means, the share of stories whose partner overlaps more than the surface decoy, and the
+share of proposed (not vocabulary) predicates among all. Two tellings of one mechanism can only
+be aligned on the predicates they share, so the partner overlap is the number that has to rise
+before retrieval can rank the partner first. ``--overlap-only`` runs these encoder diagnostics
+alone (seconds, no store).
 
 Also the encoding speed of the ``add`` step (texts per second, wall and CPU).
 Writes ``benchmarks/results/encoder_narratives.json`` (+ ``.png``).
@@ -46,6 +53,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +120,56 @@ def minimal_pairs(stories: list[dict[str, Any]]) -> dict[str, Any]:
     return {"differs": round(sum(r["differs"] for r in rows) / n, 4),
             "reversed_or_flipped": round(sum(r["reversed"] or r["flipped"] for r in rows) / n,
                                          4), "rows": rows}
+
+
+def _predicates(sig: dict[str, Any]) -> Counter[str]:
+    """The predicate multiset of a signature: one per relation or state atom, one per end of
+    each causal edge (role tags left out)."""
+    out: Counter[str] = Counter(r[0] for r in sig.get("relations") or [])
+    for e in sig.get("causal_chain") or []:
+        out[e["cause"].split("(", 1)[0]] += 1
+        out[e["effect"].split("(", 1)[0]] += 1
+    return out
+
+
+def _jaccard(a: Counter[str], b: Counter[str]) -> float:
+    """Weighted (multiset) Jaccard: shared counts over the counts of either."""
+    union = sum((a | b).values())
+    return sum((a & b).values()) / union if union else 0.0
+
+
+def predicate_overlap(stories: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per story, the Jaccard overlap of its predicate multiset with its partner's, its own
+    surface decoy's and its own minimal pair's (encoder only)."""
+    from analogist.encode.deterministic import DeterministicEncoder
+
+    enc = DeterministicEncoder()
+    preds: dict[str, Counter[str]] = {}
+    proposed = total = 0
+    for s in stories:
+        for key, suffix in (("text", ""), ("surface", "__surface"), ("minimal", "__minimal")):
+            res = enc.encode(s[key])
+            c = _predicates(res.signature.to_data())
+            preds[s["id"] + suffix] = c
+            total += sum(c.values())
+            proposed += sum(n for name, n in c.items() if name in res.proposed_terms)
+    rows = []
+    for s in stories:
+        p = next(o["id"] for o in stories if o["mechanism"] == s["mechanism"]
+                 and o["id"] != s["id"])
+        me = preds[s["id"]]
+        rows.append({"story": s["id"], "partner": p,
+                     "partner_overlap": round(_jaccard(me, preds[p]), 4),
+                     "surface_overlap": round(_jaccard(me, preds[s["id"] + "__surface"]), 4),
+                     "minimal_overlap": round(_jaccard(me, preds[s["id"] + "__minimal"]), 4),
+                     "shared_with_partner": sorted((me & preds[p]).elements())})
+    n = len(rows)
+    return {"partner": round(sum(r["partner_overlap"] for r in rows) / n, 4),
+            "surface": round(sum(r["surface_overlap"] for r in rows) / n, 4),
+            "minimal": round(sum(r["minimal_overlap"] for r in rows) / n, 4),
+            "partner_above_surface": round(sum(r["partner_overlap"] > r["surface_overlap"]
+                                               for r in rows) / n, 4),
+            "proposed_share": round(proposed / total, 4) if total else 0.0, "rows": rows}
 
 
 def run(stories: list[dict[str, Any]], work: Path) -> dict[str, Any]:
@@ -239,16 +297,32 @@ def _plot(out: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+def _print_encoder_diagnostics(ov: dict[str, Any], mp: dict[str, Any]) -> None:
+    Console().print(f"predicate overlap (mean Jaccard): partner {ov['partner']:.3f}, surface "
+                    f"decoy {ov['surface']:.3f}, minimal pair {ov['minimal']:.3f}; partner above "
+                    f"surface {ov['partner_above_surface']:.2f}; proposed predicates "
+                    f"{ov['proposed_share']:.2f}")
+    Console().print(f"minimal pairs: encoded differently {mp['differs']:.2f}, the difference a "
+                    f"reversed or flipped edge {mp['reversed_or_flipped']:.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, default=RESULTS / "encoder_narratives.json")
     ap.add_argument("--no-plot", action="store_true")
     ap.add_argument("--set", type=Path, default=SET, help="narrative set (YAML)")
+    ap.add_argument("--overlap-only", action="store_true",
+                    help="only the encoder diagnostics (predicate overlap, minimal pairs); "
+                         "nothing is written")
     a = ap.parse_args()
     stories = load_set(a.set)
+    if a.overlap_only:
+        _print_encoder_diagnostics(predicate_overlap(stories), minimal_pairs(stories))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         out = run(stories, Path(tmp))
     out["minimal_pairs"] = minimal_pairs(stories)
+    out["predicate_overlap"] = predicate_overlap(stories)
     out["command"] = "python benchmarks/encoder_narratives.py " + " ".join(sys.argv[1:])
     out["set"] = {"stories": len(stories), "texts": 3 * len(stories),
                   "mechanisms": len({s["mechanism"] for s in stories}),
@@ -270,9 +344,7 @@ def main() -> None:
                   str(r["decoy_transfers"]), f"{r['partner_first_without_minimal']:.2f}",
                   f"{r['partner_above_surface']:.2f}")
     Console().print(t)
-    mp = out["minimal_pairs"]
-    Console().print(f"minimal pairs: encoded differently {mp['differs']:.2f}, the difference a "
-                    f"reversed or flipped edge {mp['reversed_or_flipped']:.2f}")
+    _print_encoder_diagnostics(out["predicate_overlap"], out["minimal_pairs"])
     Console().print(f"add --from-text: {out['add']['texts_per_s']} texts/s "
                     f"({out['add']['wall_s']} s wall, {out['add']['cpu_s']} s CPU)")
 
