@@ -550,27 +550,87 @@ def _fast_atom(key: tuple[str, tuple[str, ...]], cache: dict[Any, Atom]) -> Atom
     return a
 
 
-def _fast_end(x: Any, roles: dict[str, str], cache: dict[Any, Atom],
-              memo: dict[str, Any]) -> tuple[tuple[str, tuple[str, ...]], Atom] | None:
-    """One end of a causal edge as (key, Atom), None when it needs the model; an end given as
-    text is read once per signature (``memo``)."""
-    got = memo.get(x) if type(x) is str else None
-    if got is None:
-        k = _fast_key(x, roles)
-        if k is None:
-            return None
-        got = (k, _fast_atom(k, cache))
-        if type(x) is str:
-            memo[x] = got
-    return got
+_LEVEL_FIELDS = tuple(Levels.model_fields)
+_LEVEL_KEYS = frozenset(_LEVEL_FIELDS)
+_SURFACE_KEYS = frozenset(Surface.model_fields)
+_PROV_FIELDS = tuple(Provenance.model_fields)
+_PROV_KEYS = frozenset(_PROV_FIELDS)
+_STATUSES = frozenset(("observed", "inferred"))
+_Key = tuple[str, tuple[str, ...]]
 
 
-def _fast_edge(x: Any, roles: dict[str, str], cache: dict[Any, Atom],
-               memo: dict[str, tuple[tuple[str, tuple[str, ...]], Atom]]
-               ) -> tuple[CausalEdge, tuple[Any, str, Any]] | None:
-    """The edge the model would build from ``x`` and its duplicate key (the sort keys of its
-    atoms around its type), or None to let the model decide. ``memo``: atom text → (key, atom)
-    of the texts already read in this signature (an effect is often the next edge's cause)."""
+class _Plain:
+    """A valid signature as plain values (no model objects): what a bulk add stores and indexes
+    of it, read straight from the record (:func:`_fast_plain`) or from a Signature
+    (:func:`_plain_of`).
+
+    ``relations``: the (predicate, args) of each relation, distinct and sorted (the model's
+    order); ``nodes``: the distinct causal-chain atoms as (predicate, args), in order of first
+    appearance (cause before effect); ``edges``: (cause node, effect node, edge type, sign) of
+    each causal edge in chain order, ``meta`` its (status, the edge fields given); ``texts``:
+    violated_invariant, symptom, fix_operator; ``levels`` / ``surface``: the given fields of
+    each (all of them when read from a Signature); ``provenance``: its given fields, or the
+    Provenance model itself when it holds a time (written in the model's own ISO form);
+    ``given``: the top-level fields given."""
+
+    __slots__ = ("episode_id", "kind", "roles", "relations", "nodes", "edges", "meta", "texts",
+                 "levels", "surface", "provenance", "verified", "given")
+
+    def __init__(self, episode_id: str, kind: str, roles: dict[str, str],
+                 relations: list[_Key], nodes: list[_Key],
+                 edges: list[tuple[int, int, str, int]], meta: list[tuple[str, Any]],
+                 texts: tuple[str | None, str | None, str | None], levels: dict[str, Any],
+                 surface: dict[str, Any], provenance: dict[str, Any] | Provenance,
+                 verified: bool, given: Any) -> None:
+        self.episode_id = episode_id
+        self.kind = kind
+        self.roles = roles
+        self.relations = relations
+        self.nodes = nodes
+        self.edges = edges
+        self.meta = meta
+        self.texts = texts
+        self.levels = levels
+        self.surface = surface
+        self.provenance = provenance
+        self.verified = verified
+        self.given = given
+
+    def source_hash(self) -> str | None:
+        p = self.provenance
+        return p.source_hash if isinstance(p, Provenance) else p.get("source_hash")
+
+    def surface_text(self) -> str:
+        """The domain, entity names and L0 narrative joined (what ``surface_tokens`` reads)."""
+        sf = self.surface
+        return " ".join([sf.get("domain") or "", *(sf.get("entities") or ()),
+                         self.levels.get("L0") or ""])
+
+
+def _plain_end(x: Any, roles: dict[str, str], index: dict[_Key, int], nodes: list[_Key],
+               memo: dict[str, int]) -> int | None:
+    """The node of one end of a causal edge (a new one for an atom not seen before), None when
+    it needs the model; an end given as text is read once per signature (``memo``)."""
+    if type(x) is str:
+        i = memo.get(x)
+        if i is not None:
+            return i
+    k = _fast_key(x, roles)
+    if k is None:
+        return None
+    i = index.get(k)
+    if i is None:
+        i = index[k] = len(nodes)
+        nodes.append(k)
+    if type(x) is str:
+        memo[x] = i
+    return i
+
+
+def _plain_edge(x: Any, roles: dict[str, str], index: dict[_Key, int], nodes: list[_Key],
+                memo: dict[str, int]) -> tuple[int, int, str, int, str, Any] | None:
+    """(cause node, effect node, edge type, sign, status, the fields given) of the edge the
+    model would build from ``x``, or None to let the model decide."""
     if type(x) is dict:
         keys = x.keys()
         if keys == _EDGE_KEYS:  # every field given: the usual canonical form
@@ -582,7 +642,7 @@ def _fast_edge(x: Any, roles: dict[str, str], cache: dict[Any, Atom],
             cause, edge, effect = x["cause"], x["edge"], x["effect"]
             sign = x.get("sign", 1)
             status = x.get("status", "observed")
-            fields = keys
+            fields = frozenset(keys)
         else:
             return None
     elif type(x) is list:
@@ -604,23 +664,24 @@ def _fast_edge(x: Any, roles: dict[str, str], cache: dict[Any, Atom],
         sign = _SIGNS.get(sign.strip().lower())
     if type(sign) is not int or sign not in (1, -1):
         return None
-    if type(status) is not str or status not in ("observed", "inferred"):
+    if type(status) is not str or status not in _STATUSES:
         return None
-    got = _fast_end(cause, roles, cache, memo)
-    if got is None:
+    i = _plain_end(cause, roles, index, nodes, memo)
+    if i is None:
         return None
-    c, ca = got
-    got = _fast_end(effect, roles, cache, memo)
-    if got is None:
+    j = _plain_end(effect, roles, index, nodes, memo)
+    if j is None:
         return None
-    f, fa = got
-    e = _built(CausalEdge, {"cause": ca, "edge": edge, "effect": fa, "sign": sign,
-                            "status": status}, set(fields))
-    return e, (c, edge, f)
+    return i, j, edge, sign, status, fields
 
 
-def _fast_signature(data: dict[str, Any]) -> Signature | None:
-    """The Signature the model would build from ``data``, or None to let the model decide."""
+def _text_ok(v: Any) -> bool:
+    return v is None or (type(v) is str and len(v) <= MAX_TEXT)
+
+
+def _fast_plain(data: dict[str, Any]) -> _Plain | None:
+    """The signature the model would build from ``data`` as a :class:`_Plain`, or None to let
+    the model decide (it then accepts or refuses the record, in its own words)."""
     if not data.keys() <= _SIG_KEYS:
         return None
     eid, kind, roles = data.get("episode_id"), data.get("kind"), data.get("roles")
@@ -635,8 +696,7 @@ def _fast_signature(data: dict[str, Any]) -> Signature | None:
         if type(k) is not str or len(k) > MAX_TAG or tag(k) is None or type(v) is not str \
                 or len(v) > MAX_TEXT:
             return None
-    values: dict[str, Any] = {"episode_id": eid, "kind": kind, "roles": dict(roles)}
-    cache: dict[Any, Atom] = {}
+    relations: list[_Key] = []
     if "relations" in data:
         rels = data["relations"]
         if type(rels) is not list or len(rels) > MAX_RELATIONS:
@@ -647,55 +707,134 @@ def _fast_signature(data: dict[str, Any]) -> Signature | None:
             if k is None or not k[1]:
                 return None
             keys.add(k)
-        values["relations"] = [_fast_atom(k, cache) for k in sorted(keys)]
+        relations = sorted(keys)
+    nodes: list[_Key] = []
+    edges: list[tuple[int, int, str, int]] = []
+    meta: list[tuple[str, Any]] = []
     if "causal_chain" in data:
         chain = data["causal_chain"]
         if type(chain) is not list or len(chain) > MAX_EDGES:
             return None
-        edges = []
+        index: dict[_Key, int] = {}
+        memo: dict[str, int] = {}
         seen = set()
-        memo: dict[str, tuple[tuple[str, tuple[str, ...]], Atom]] = {}
         for x in chain:
-            made = _fast_edge(x, roles, cache, memo)
+            made = _plain_edge(x, roles, index, nodes, memo)
             if made is None:
                 return None
-            e, key = made
+            i, j, edge, sign, status, fields = made
+            key = (i, edge, j)  # the model's duplicate key: nodes are atoms one to one
             if key in seen:
                 return None
             seen.add(key)
-            edges.append(e)
-        values["causal_chain"] = edges
-    for name in _TEXT_FIELDS:
-        if name in data:
-            v = data[name]
-            if v is not None and (type(v) is not str or len(v) > MAX_TEXT):
+            edges.append((i, j, edge, sign))
+            meta.append((status, fields))
+    texts = (data.get("violated_invariant"), data.get("symptom"), data.get("fix_operator"))
+    if not (_text_ok(texts[0]) and _text_ok(texts[1]) and _text_ok(texts[2])):
+        return None
+    levels: dict[str, Any] = {}
+    if "levels" in data:
+        v = data["levels"]
+        if type(v) is not dict or not v.keys() <= _LEVEL_KEYS:
+            return None
+        for x in v.values():
+            if x is not None and (type(x) is not str or len(x) > MAX_TEXT):
                 return None
-            values[name] = v
-    for name, model in _SUB_MODELS:
-        if name in data:
-            v = data[name]
-            if type(v) is not dict:
+        levels = dict(v)
+    surface: dict[str, Any] = {}
+    if "surface" in data:
+        v = data["surface"]
+        if type(v) is not dict or not v.keys() <= _SURFACE_KEYS:
+            return None
+        if "domain" in v:
+            if not _text_ok(v["domain"]):
                 return None
+            surface["domain"] = v["domain"]
+        if "entities" in v:
+            ents = v["entities"]
+            if type(ents) is not list or len(ents) > MAX_SURFACE_ENTITIES:
+                return None
+            for x in ents:
+                if type(x) is not str or len(x) > MAX_TEXT:
+                    return None
+            surface["entities"] = list(ents)
+    provenance: dict[str, Any] | Provenance = {}
+    if "provenance" in data:
+        v = data["provenance"]
+        if type(v) is not dict or not v.keys() <= _PROV_KEYS:
+            return None
+        if v.get("time") is not None:  # a time is the model's to read
             try:
-                values[name] = model.model_validate(v)
+                provenance = Provenance.model_validate(v)
             except ValidationError:
                 return None
-    if "verified" in data:
-        if type(data["verified"]) is not bool:
-            return None
-        values["verified"] = data["verified"]
-    for name in ("relations", "causal_chain"):
-        if name not in values:
-            values[name] = []
-    for name in _TEXT_FIELDS:
-        if name not in values:
-            values[name] = None
-    for name, model in _SUB_MODELS:
-        if name not in values:  # what the model's default factory makes, without validating
-            values[name] = _built(model, _empty(model), set())
-    if "verified" not in values:
-        values["verified"] = False
-    return _built(Signature, {k: values[k] for k in _SIG_ORDER}, set(data))
+        else:
+            for k, x in v.items():
+                if x is not None and k != "time" and (type(x) is not str
+                                                      or not 1 <= len(x) <= MAX_NAME):
+                    return None
+            provenance = dict(v)
+    verified = data.get("verified", False)
+    if type(verified) is not bool:
+        return None
+    return _Plain(eid, kind, dict(roles), relations, nodes, edges, meta, texts, levels, surface,
+                  provenance, verified, set(data))
+
+
+def _fast_signature(data: dict[str, Any]) -> Signature | None:
+    """The Signature the model would build from ``data``, or None to let the model decide."""
+    p = _fast_plain(data)
+    return None if p is None else _signature_of(p)
+
+
+def _signature_of(p: _Plain) -> Signature:
+    """The Signature a :class:`_Plain` read by :func:`_fast_plain` stands for: the objects the
+    model builds, made directly."""
+    cache: dict[Any, Atom] = {}
+    atoms = [_fast_atom(k, cache) for k in p.nodes]
+    chain = [_built(CausalEdge, {"cause": atoms[i], "edge": t, "effect": atoms[j], "sign": s,
+                                 "status": status}, set(fields))
+             for (i, j, t, s), (status, fields) in zip(p.edges, p.meta, strict=True)]
+    lv, sf, pv = p.levels, p.surface, p.provenance
+    surface = _built(Surface, {"domain": sf.get("domain"),
+                               "entities": list(sf.get("entities", ()))}, set(sf))
+    values = {"episode_id": p.episode_id, "kind": p.kind, "roles": p.roles,
+              "relations": [_fast_atom(k, cache) for k in p.relations], "causal_chain": chain,
+              "violated_invariant": p.texts[0], "symptom": p.texts[1],
+              "fix_operator": p.texts[2],
+              "levels": _built(Levels, {k: lv.get(k) for k in _LEVEL_FIELDS}, set(lv)),
+              "surface": surface,
+              "provenance": pv if isinstance(pv, Provenance) else _built(
+                  Provenance, {k: pv.get(k) for k in _PROV_FIELDS}, set(pv)),
+              "verified": p.verified}
+    return _built(Signature, {k: values[k] for k in _SIG_ORDER}, p.given)
+
+
+def _plain_of(sig: Signature) -> _Plain:
+    """The :class:`_Plain` of a Signature (its causal atoms numbered as :func:`_fast_plain`
+    numbers them)."""
+    index: dict[_Key, int] = {}
+    nodes: list[_Key] = []
+    edges: list[tuple[int, int, str, int]] = []
+    meta: list[tuple[str, Any]] = []
+    for e in sig.causal_chain:
+        ends = []
+        for a in (e.cause, e.effect):
+            k = (a.predicate, a.args)
+            i = index.get(k)
+            if i is None:
+                i = index[k] = len(nodes)
+                nodes.append(k)
+            ends.append(i)
+        edges.append((ends[0], ends[1], e.edge, e.sign))
+        meta.append((e.status, e.model_fields_set))
+    pv = sig.provenance
+    return _Plain(sig.episode_id, sig.kind, sig.roles,
+                  [(a.predicate, a.args) for a in sig.relations], nodes, edges, meta,
+                  (sig.violated_invariant, sig.symptom, sig.fix_operator), sig.levels.__dict__,
+                  {"domain": sig.surface.domain, "entities": sig.surface.entities},
+                  pv if pv.time is not None else pv.__dict__, sig.verified,
+                  sig.model_fields_set)
 
 
 def _empty(model: type[BaseModel]) -> dict[str, Any]:
@@ -728,6 +867,13 @@ def validate_signature(data: Any, *, source: str | None = None,
     sig = _fast_signature(data)
     if sig is not None:
         return sig
+    return _model_signature(data, source, text)
+
+
+def _model_signature(data: dict[str, Any], source: str | None = None,
+                     text: str | None = None) -> Signature:
+    """``data`` validated by the model (what :func:`validate_signature` does when the fast path
+    steps aside), errors worded as there."""
     try:
         return Signature.model_validate(data)
     except ValidationError as e:

@@ -45,7 +45,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -98,11 +98,26 @@ def _key(a: Atom) -> _Key:
     return (a.predicate, a.args)
 
 
+class _Graph(Protocol):
+    """What the feature functions read of a signature: its role tags, relation keys, the
+    distinct causal atoms (first-appearance order) and the causal edges (src, dst, type,
+    sign)."""
+
+    @property
+    def roles(self) -> Mapping[str, Any]: ...
+    @property
+    def relations(self) -> Sequence[_Key]: ...
+    @property
+    def nodes(self) -> Sequence[_Key]: ...
+    @property
+    def edges(self) -> Sequence[tuple[int, int, str, int]]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class _Parsed:
-    """What both feature functions read of a signature, taken once: relation keys, the distinct
-    causal atoms (first-appearance order) and the causal edges (src, dst, type, sign)."""
+    """The :class:`_Graph` of a signature, taken once."""
 
+    roles: Mapping[str, Any]
     relations: list[_Key]
     nodes: list[_Key]
     edges: list[tuple[int, int, str, int]]
@@ -123,7 +138,7 @@ def _parse(sig: Signature) -> _Parsed:
             j = index[f] = len(nodes)
             nodes.append(f)
         edges.append((i, j, e.edge, e.sign))
-    return _Parsed([(a.predicate, a.args) for a in sig.relations], nodes, edges)
+    return _Parsed(sig.roles, [(a.predicate, a.args) for a in sig.relations], nodes, edges)
 
 
 def _pairs(items: list[tuple[int, str, int]]) -> list[tuple[tuple[int, str, int],
@@ -167,7 +182,7 @@ def causal_motifs(sig: Signature) -> Counter[str]:
     return Counter(out)
 
 
-def _motifs(g: _Parsed, out: dict[str, int]) -> None:
+def _motifs(g: _Graph, out: dict[str, int]) -> None:
     """Add the motif counts of ``g`` to ``out`` (one pass over the nodes; every count is a sum,
     so the order of the passes does not matter)."""
     nodes, edges = g.nodes, g.edges
@@ -255,7 +270,7 @@ def content_features(sig: Signature) -> dict[str, float]:
     return _content(_parse(sig))
 
 
-def _content(g: _Parsed) -> dict[str, float]:
+def _content(g: _Graph) -> dict[str, float]:
     c: dict[str, int] = {}
     get = c.get
     for pred, _args in g.relations:
@@ -294,13 +309,13 @@ def wl_fingerprint(sig: Signature, depth: int = FINGERPRINT_DEPTH) -> str:
     roles and causal edges. :func:`wl_fingerprints` computes many at once (the same values).
     """
     _check_depth(depth)
-    return _wl_many([sig], [_parse(sig)], depth)[0]
+    return _wl_many([_parse(sig)], depth)[0]
 
 
 def wl_fingerprints(sigs: Sequence[Signature], depth: int = FINGERPRINT_DEPTH) -> list[str]:
     """:func:`wl_fingerprint` of each of ``sigs`` (one vectorised pass over all their graphs)."""
     _check_depth(depth)
-    return _wl_many(sigs, [_parse(s) for s in sigs], depth)
+    return _wl_many([_parse(s) for s in sigs], depth)
 
 
 def _check_depth(depth: Any) -> None:
@@ -365,19 +380,19 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return x
 
 
-def _wl_many(sigs: Sequence[Signature], gs: Sequence[_Parsed], depth: int) -> list[str]:
-    if not sigs:
+def _wl_many(gs: Sequence[_Graph], depth: int) -> list[str]:
+    if not gs:
         return []
     labels: list[int] = []
     ends: list[int] = []  # flat triples (atom or cause node, role or effect node, edge kind)
     starts: list[int] = []
     kinds = _EDGE_KIND
     rel_id, state_id = _ATOM_IDS[True], _ATOM_IDS[False]
-    for sig, g in zip(sigs, gs, strict=True):
+    for g in gs:
         base = len(labels)
         starts.append(base)
-        n_roles = len(sig.roles)
-        role_node = dict(zip(sig.roles, range(base, base + n_roles), strict=True))
+        n_roles = len(g.roles)
+        role_node = dict(zip(g.roles, range(base, base + n_roles), strict=True))
         labels += [_ROLE] * n_roles
         atom_node: dict[_Key, int] = {}
         for a in g.relations:  # distinct (a signature's relations are deduplicated)
@@ -406,7 +421,7 @@ def _wl_many(sigs: Sequence[Signature], gs: Sequence[_Parsed], depth: int) -> li
     dst = np.concatenate([e[:, 1], e[:, 0]])
     elab = np.concatenate([_FWD[e[:, 2]], _BWD[e[:, 2]]])
     first = np.array(starts, dtype=np.intp)
-    lanes = [np.zeros(len(sigs), dtype=np.uint64) for _ in range(2)]
+    lanes = [np.zeros(len(gs), dtype=np.uint64) for _ in range(2)]
     for r in range(depth + 1):
         if r:
             pair = _mix(cur[dst] ^ elab)
@@ -475,8 +490,13 @@ def extract_features_many(sigs: Sequence[Signature], depth: int = FINGERPRINT_DE
     """:func:`extract_features` of each of ``sigs`` (their fingerprints in one vectorised
     pass)."""
     _check_depth(depth)
-    gs = [_parse(s) for s in sigs]
-    fps = _wl_many(sigs, gs, depth)
+    return _features_of([_parse(s) for s in sigs], depth)
+
+
+def _features_of(gs: Sequence[_Graph], depth: int = FINGERPRINT_DEPTH) -> list[EpisodeFeatures]:
+    """The features of each of the signatures ``gs`` stand for (their fingerprints in one
+    vectorised pass)."""
+    fps = _wl_many(gs, depth)
     return [EpisodeFeatures(content=_content(g), fingerprint=fp, fingerprint_depth=depth)
             for g, fp in zip(gs, fps, strict=True)]
 

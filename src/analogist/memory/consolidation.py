@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from analogist.errors import AnalogistError
-from analogist.memory.episodes import _NS_VERSION, _RELATIONS_SQL, _child_sql, _relation_rows
+from analogist.memory.episodes import _NS_VERSION, _RELATIONS_SQL, _child_sql
 from analogist.memory.records import (
     NotFoundError,
     StoreError,
@@ -121,21 +121,21 @@ class SchemasVocabulary:
 
     # -- consolidation -----------------------------------------------------------------------
     def _rewrite(self, c: sqlite3.Connection, p: _Prepared, ns: str) -> int:
-        sid = self._find(p.sig.episode_id, ns)
+        sid = self._find(p.episode_id, ns)
         if sid is None:
-            raise NotFoundError(f"no episode {p.sig.episode_id!r} in namespace {ns!r}"[:300],
+            raise NotFoundError(f"no episode {p.episode_id!r} in namespace {ns!r}"[:300],
                                 field="episode_id")
-        sig = p.sig
         c.execute("UPDATE signatures SET kind = ?, json = ?, source_hash = ?, verified = ? "
-                  "WHERE id = ? AND namespace = ?", (sig.kind, p.text, sig.provenance.source_hash,
-                                                     int(sig.verified), sid, ns))
+                  "WHERE id = ? AND namespace = ?", (p.kind, p.text, p.source_hash,
+                                                     int(p.verified), sid, ns))
         if self._version >= 3:
             c.execute("UPDATE signatures SET surface = ? WHERE id = ? AND namespace = ?",
                       (p.surface, sid, ns))
         with_ns = self._version >= _NS_VERSION
         nsp = self._ns_param(ns)
         c.execute(f"DELETE FROM sig_relations WHERE signature_id = ?{self._and_ns()}", (sid, *nsp))
-        c.executemany(_child_sql(_RELATIONS_SQL, with_ns), _relation_rows(sid, sig, nsp))
+        c.executemany(_child_sql(_RELATIONS_SQL, with_ns),
+                      [(sid, *r, *nsp) for r in p.relations])
         for ch, fmt, data in p.vectors:  # other channels stay unless replaced
             # delete and insert (not INSERT OR REPLACE: a foreign partition has no upsert)
             c.execute(f"DELETE FROM sig_vectors WHERE signature_id = ? AND channel = ?"

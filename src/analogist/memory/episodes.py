@@ -29,12 +29,13 @@ from analogist.memory.records import (
     _embedding_rows,
     _limit,
     _namespace,
+    _plain_record,
     _prepare,
     _prepare_many,
     _Prepared,
     _validated,
 )
-from analogist.signature import Signature, loads_signature
+from analogist.signature import Signature, _Plain, _plain_of, loads_signature
 
 # -- collector pauses ----------------------------------------------------------------------
 _GC_LOCK = threading.Lock()
@@ -76,23 +77,6 @@ def _child_sql(sql: str, with_ns: bool) -> str:
     return sql.format(ns=", namespace" if with_ns else "", nsq=", ?" if with_ns else "")
 
 
-def _relation_rows(sid: int, sig: Signature, ns: tuple[str, ...] = ()
-                   ) -> builtins.list[tuple[Any, ...]]:
-    """The relation rows of one stored signature (marking those its causal chain uses); ``args``
-    is the JSON list of role tags exactly as ``json.dumps`` writes it (role tags are plain
-    ASCII identifiers, so no escaping is needed); ``ns``: ``(namespace,)`` appended to each
-    row, or ``()``."""
-    chain_atoms = set()
-    for e in sig.causal_chain:
-        c, f = e.cause, e.effect
-        chain_atoms.add((c.predicate, c.args))
-        chain_atoms.add((f.predicate, f.args))
-    # a relation has at least one role argument
-    return [(sid, i, a.predicate, '["' + '", "'.join(a.args) + '"]',
-             int((a.predicate, a.args) in chain_atoms), *ns)
-            for i, a in enumerate(sig.relations)]
-
-
 class Episodes:
     """The episode writes and reads of the store."""
 
@@ -114,15 +98,14 @@ class Episodes:
             "INSERT INTO signatures(id, namespace, episode_id, kind, json, source_hash, "
             f"created_at, verified{', surface' if surface else ''}) VALUES "
             f"(?, ?, ?, ?, ?, ?, ?, ?{', ?' if surface else ''})",
-            [(sid, namespace, p.sig.episode_id, p.sig.kind, p.text,
-              p.sig.provenance.source_hash, now, int(p.sig.verified),
+            [(sid, namespace, p.episode_id, p.kind, p.text, p.source_hash, now, int(p.verified),
               *((p.surface,) if surface else ())) for sid, p in zip(sids, batch, strict=True)])
         # the child rows carry the namespace (schema v5): the tables are partitioned by it
         with_ns = self._version >= _NS_VERSION
         ns = (namespace,) if with_ns else ()
         c.executemany(_child_sql(_RELATIONS_SQL, with_ns),
-                      [r for sid, p in zip(sids, batch, strict=True)
-                       for r in _relation_rows(sid, p.sig, ns)])
+                      [(sid, *r, *ns) for sid, p in zip(sids, batch, strict=True)
+                       for r in p.relations])
         c.executemany(
             _child_sql("INSERT INTO sig_vectors(signature_id, channel, format, data{ns}) "
                        "VALUES (?, ?, ?, ?{nsq})", with_ns),
@@ -138,7 +121,7 @@ class Episodes:
     def _first_stored(self, batch: Sequence[_Prepared], namespace: str) -> None:
         """Raise :class:`DuplicateEpisodeError` (its ``position``: the index in ``batch``) for
         the first record whose episode id is already stored in ``namespace``."""
-        eids = [p.sig.episode_id for p in batch]
+        eids = [p.episode_id for p in batch]
         taken: set[str] = set()
         for start in range(0, len(eids), 500):
             chunk = eids[start:start + 500]
@@ -206,14 +189,15 @@ class Episodes:
             raise StoreError(f"batch_size must be a positive integer, got {batch_size!r}",
                              field="batch_size")
         ids: list[int] = []
-        # (record index, validated signature, its embedding rows); features at the flush
-        batch: list[tuple[int, Signature, builtins.list[tuple[str, str, bytes]]]] = []
+        # (record index, validated signature as plain values, its embedding rows); features at
+        # the flush
+        batch: list[tuple[int, _Plain, builtins.list[tuple[str, str, bytes]]]] = []
 
         def flush() -> None:
             if not batch:
                 return
             now = self._clock().isoformat()
-            prepared = _prepare_many([(sig, rows) for _i, sig, rows in batch])
+            prepared = _prepare_many([(p, rows) for _i, p, rows in batch])
             with self._tx():
                 try:
                     self._first_stored(prepared, ns)
@@ -229,17 +213,24 @@ class Episodes:
         with _collector_paused():
             for i, rec in enumerate(sigs):
                 try:
-                    sig = rec if validated and isinstance(rec, Signature) else _validated(rec)
-                    rows = _embedding_rows(embed(sig)) if embed is not None else []
+                    if validated and isinstance(rec, Signature):
+                        p = _plain_of(rec)
+                        rows = _embedding_rows(embed(rec)) if embed is not None else []
+                    elif embed is not None:  # the embedder reads a Signature
+                        sig = _validated(rec)
+                        p, rows = _plain_of(sig), _embedding_rows(embed(sig))
+                    else:  # no model objects built for a record the fast path reads
+                        p, rows = _plain_record(rec), []
                 except AnalogistError as e:
                     raise _at(e, i) from None
-                first = seen.get(sig.episode_id)
+                eid = p.episode_id
+                first = seen.get(eid)
                 if first is not None:
                     raise DuplicateEpisodeError(
-                        f"record {i}: episode {sig.episode_id!r} repeats record {first}",
+                        f"record {i}: episode {eid!r} repeats record {first}",
                         field=f"records[{i}].episode_id")
-                seen[sig.episode_id] = i
-                batch.append((i, sig, rows))
+                seen[eid] = i
+                batch.append((i, p, rows))
                 if len(batch) >= batch_size:
                     flush()
             flush()

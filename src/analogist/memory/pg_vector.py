@@ -244,7 +244,7 @@ class PgVector:
                 if ch in CHANNELS and fmt == "float32":
                     rows.append((int(sid), ch, namespace, np.frombuffer(data, dtype="<f4")))
         first = next(iter(batch), None)
-        what = f"episode {first.sig.episode_id!r}" if len(batch) == 1 and first else ""
+        what = f"episode {first.episode_id!r}" if len(batch) == 1 and first else ""
         self.write(rows, what)
 
     def fill(self) -> int:

@@ -16,13 +16,18 @@ from typing import Any
 import numpy as np
 
 from analogist.errors import AnalogistError, SignatureError
-from analogist.index.features import (
-    EpisodeFeatures,
-    extract_features,
-    extract_features_many,
-    surface_tokens,
+from analogist.index.features import EpisodeFeatures, _content_words, _features_of
+from analogist.signature import (
+    _LEVEL_FIELDS,
+    _PROV_FIELDS,
+    MAX_TEXT,
+    Signature,
+    _fast_plain,
+    _model_signature,
+    _Plain,
+    _plain_of,
+    validate_signature,
 )
-from analogist.signature import MAX_TEXT, Signature, validate_signature
 
 
 class StoreError(AnalogistError):
@@ -75,11 +80,19 @@ class StoredEpisode:
 
 @dataclass(frozen=True, slots=True)
 class _Prepared:
-    sig: Signature
+    """The rows of one episode, ready to insert: its ``signatures`` columns, the compact
+    canonical JSON ``text``, features, vector rows, surface tokens and relation rows
+    (position, predicate, args JSON, whether the causal chain uses it) without the row id."""
+
+    episode_id: str
+    kind: str
+    source_hash: str | None
+    verified: bool
     text: str
     features: EpisodeFeatures
     vectors: tuple[tuple[str, str, bytes | str], ...]
     surface: str
+    relations: list[tuple[int, str, str, int]]
 
 
 # -- validation helpers --------------------------------------------------------------------
@@ -175,21 +188,39 @@ def _embedding_rows(embeddings: Any) -> list[tuple[str, str, bytes]]:
 
 def _validated(record: Any) -> Signature:
     if isinstance(record, Signature):
-        try:
-            data = record.to_data()
-        except AnalogistError:
-            raise
-        except Exception as e:  # a model_construct()ed object with bad fields
-            raise SignatureError(f"not a valid Signature: {type(e).__name__}") from None
-        return validate_signature(data)
+        return validate_signature(_signature_data(record))
     if isinstance(record, Mapping):
         return validate_signature(dict(record))
     raise SignatureError(f"expected a Signature or a mapping, got {type(record).__name__}")
 
 
+def _signature_data(record: Signature) -> dict[str, Any]:
+    try:
+        return record.to_data()
+    except AnalogistError:
+        raise
+    except Exception as e:  # a model_construct()ed object with bad fields
+        raise SignatureError(f"not a valid Signature: {type(e).__name__}") from None
+
+
+def _plain_record(record: Any) -> _Plain:
+    """A record validated as :func:`_validated` validates it, as plain values: read straight
+    from the mapping when the fast path can (no model objects built), else from the model's
+    Signature (whose errors, worded by the model, are raised)."""
+    if isinstance(record, Signature):
+        data = _signature_data(record)
+    elif isinstance(record, Mapping):
+        data = record if type(record) is dict else dict(record)
+    else:
+        raise SignatureError(f"expected a Signature or a mapping, got {type(record).__name__}")
+    p = _fast_plain(data)
+    return p if p is not None else _plain_of(_model_signature(data))
+
+
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 """What ``json.dumps(x, ensure_ascii=False, separators=(",", ":"))`` writes, without making an
 encoder per call."""
+
 
 _STR = json.encoder.encode_basestring
 """How :data:`_COMPACT` writes a string (``ensure_ascii=False``)."""
@@ -197,86 +228,96 @@ _SIGN_TEXT = {1: "1", -1: "-1"}
 
 
 def _signature_json(sig: Signature) -> str:
-    """``_COMPACT.encode(sig.to_data())`` of a validated signature, written directly: no dicts
-    of the canonical form are built. Role tags, predicates, kinds, edge types and statuses are
-    plain identifiers (the model's patterns), quoted as they are; other strings go through the
-    encoder's own string function; the provenance through the encoder itself.
-    ``tests/test_add_rows.py`` holds the two equal."""
+    """``_COMPACT.encode(sig.to_data())``, as the store writes it (:func:`_plain_json`;
+    ``tests/test_add_rows.py`` holds the two equal)."""
+    return _plain_json(_plain_of(sig))
+
+
+def _plain_json(p: _Plain) -> str:
+    """``_COMPACT.encode(sig.to_data())`` of the signature ``p`` stands for, written directly:
+    no dicts of the canonical form are built. Role tags, predicates, kinds, edge types and
+    statuses are plain identifiers (the model's patterns), quoted as they are; other strings go
+    through the encoder's own string function; a provenance with a time through the model's
+    own JSON form and the encoder."""
     enc = _STR
-    roles = sig.roles
-    parts = ['{"episode_id":', enc(sig.episode_id), ',"kind":"', sig.kind, '","roles":{',
+    roles = p.roles
+    text = [f"{q}({','.join(a)})" for q, a in p.nodes]
+    edges = []
+    for (i, j, t, sign), (status, _f) in zip(p.edges, p.meta, strict=True):
+        sign_text = _SIGN_TEXT[sign] if type(sign) is int else _COMPACT.encode(sign)
+        edges.append(f'{{"cause":"{text[i]}","edge":"{t}","effect":"{text[j]}",'
+                     f'"sign":{sign_text},"status":"{status}"}}')
+    parts = ['{"episode_id":', enc(p.episode_id), ',"kind":"', p.kind, '","roles":{',
              ",".join(['"' + k + '":' + enc(roles[k]) for k in sorted(roles)]),
              '},"relations":[',
-             ",".join(['["' + '","'.join((a.predicate, *a.args)) + '"]' for a in sig.relations]),
-             '],"causal_chain":[']
-    edges = []
-    for e in sig.causal_chain:
-        c, f, sign = e.cause, e.effect, e.sign
-        sign_text = _SIGN_TEXT[sign] if type(sign) is int else _COMPACT.encode(sign)
-        edges.append(f'{{"cause":"{c.predicate}({",".join(c.args)})","edge":"{e.edge}",'
-                     f'"effect":"{f.predicate}({",".join(f.args)})","sign":{sign_text},'
-                     f'"status":"{e.status}"}}')
-    parts.append(",".join(edges))
-    parts.append("]")
-    for name in ("violated_invariant", "symptom", "fix_operator"):
-        v = getattr(sig, name)
+             ",".join(['["' + '","'.join((q, *a)) + '"]' for q, a in p.relations]),
+             '],"causal_chain":[', ",".join(edges), "]"]
+    for name, v in zip(("violated_invariant", "symptom", "fix_operator"), p.texts,
+                       strict=True):
         if v is not None:
             parts += (',"', name, '":', enc(v))
-    levels = [(k, v) for k, v in sig.levels.__dict__.items() if v is not None]
+    lv = p.levels
+    levels = [(k, lv[k]) for k in _LEVEL_FIELDS if lv.get(k) is not None]
     if levels:
         parts.append(',"levels":{' + ",".join(['"' + k + '":' + enc(v) for k, v in levels])
                      + "}")
-    surface = sig.surface
-    if surface.domain is not None or surface.entities:
+    sf = p.surface
+    domain, entities = sf.get("domain"), sf.get("entities")
+    if domain is not None or entities:
         sub = []
-        if surface.domain is not None:
-            sub.append('"domain":' + enc(surface.domain))
-        if surface.entities:
-            sub.append('"entities":[' + ",".join([enc(x) for x in surface.entities]) + "]")
+        if domain is not None:
+            sub.append('"domain":' + enc(domain))
+        if entities:
+            sub.append('"entities":[' + ",".join([enc(x) for x in entities]) + "]")
         parts.append(',"surface":{' + ",".join(sub) + "}")
-    prov = sig.provenance
-    if prov.time is not None:  # the model writes times in its own ISO form
-        parts += (',"provenance":', _COMPACT.encode(prov.model_dump(mode="json",
-                                                                    exclude_none=True)))
+    pv = p.provenance
+    if not isinstance(pv, dict):  # a Provenance with a time: the model writes it in its ISO form
+        parts += (',"provenance":', _COMPACT.encode(pv.model_dump(mode="json",
+                                                                  exclude_none=True)))
     else:
-        given = {k: v for k, v in prov.__dict__.items() if v is not None}
+        given = {k: pv[k] for k in _PROV_FIELDS if pv.get(k) is not None}
         if given:
             parts += (',"provenance":', _COMPACT.encode(given))
-    parts.append(',"verified":true}' if sig.verified is True else
-                 ',"verified":' + _COMPACT.encode(sig.verified) + "}")
+    parts.append(',"verified":true}' if p.verified is True else
+                 ',"verified":' + _COMPACT.encode(p.verified) + "}")
     return "".join(parts)
 
 
 def _prepare(record: Any, features: Any = None, embeddings: Any = None) -> _Prepared:
-    sig = _validated(record)
+    p = _plain_record(record)
     if features is None:
-        return _assemble(sig, extract_features(sig), _embedding_rows(embeddings))
+        return _assemble(p, _features_of([p])[0], _embedding_rows(embeddings))
     feats = _check_features(features)
-    return _assemble(sig, feats, _embedding_rows(embeddings),
+    return _assemble(p, feats, _embedding_rows(embeddings),
                      {k: float(v) for k, v in sorted(feats.content.items())})
 
 
-def _prepare_many(items: Sequence[tuple[Signature, list[tuple[str, str, bytes]]]]
+def _prepare_many(items: Sequence[tuple[_Plain, list[tuple[str, str, bytes]]]]
                   ) -> list[_Prepared]:
-    """Prepared records of validated signatures with their checked embedding rows, the
-    features of all of them computed in one pass (:func:`extract_features_many`)."""
-    feats = extract_features_many([sig for sig, _rows in items])
-    return [_assemble(sig, f, rows) for (sig, rows), f in zip(items, feats, strict=True)]
+    """Prepared records of validated signatures (as plain values) with their checked embedding
+    rows, the features of all of them computed in one pass."""
+    feats = _features_of([p for p, _rows in items])
+    return [_assemble(p, f, rows) for (p, rows), f in zip(items, feats, strict=True)]
 
 
-def _assemble(sig: Signature, feats: EpisodeFeatures, embedding_rows: list[tuple[str, str, bytes]],
+def _assemble(p: _Plain, feats: EpisodeFeatures, embedding_rows: list[tuple[str, str, bytes]],
               content: dict[str, float] | None = None) -> _Prepared:
     """The rows of a validated signature with checked features and embedding rows; ``content``:
-    the counts as written (float counts, keys sorted: what extract_features gives, the
-    default)."""
+    the counts as written (float counts, keys sorted: what the features give, the default)."""
     if content is None:
         content = feats.content
     vectors: list[tuple[str, str, bytes | str]] = [("content", "json-counts",
                                                     _COMPACT.encode(content))]
     vectors.extend(embedding_rows)
-    # compact canonical JSON: one encode call (the pretty text is for people, not for the store)
-    text = _signature_json(sig)
-    return _Prepared(sig, text, feats, tuple(vectors), " ".join(sorted(surface_tokens(sig))))
+    chain = set(p.nodes)
+    # args: the JSON list of role tags as json.dumps writes it (tags are plain ASCII
+    # identifiers, so nothing needs escaping); a relation has at least one role argument
+    relations = [(i, k[0], '["' + '", "'.join(k[1]) + '"]', int(k in chain))
+                 for i, k in enumerate(p.relations)]
+    # compact canonical JSON: one encode call (the pretty text is for people, not the store)
+    return _Prepared(p.episode_id, p.kind, p.source_hash(), p.verified,
+                     _plain_json(p), feats, tuple(vectors),
+                     " ".join(sorted(_content_words(p.surface_text()))), relations)
 
 
 MAX_ID = 2 ** 63 - 1
