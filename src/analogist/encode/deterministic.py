@@ -124,7 +124,13 @@ Pipeline
    surface verb in its own relation atom, and its edge atom is read by the tables. A negated
    seeing verb ("never heard the alarm") is ``misses``, a negated response ("did not react to")
    ``ignores``; "ran / fed X from Y" adds ``depends_on(X, Y)``; "exported X into Y" is
-   ``derives_from(Y, X)`` and ``produces``. Anything
+   ``derives_from(Y, X)`` and ``produces``. The words around the verb count too: a state verb
+   whose object is only a place ("grounded on the sandbar", "rotted in the lorries") is the
+   subject's state (``harmed``, ``degraded``); denied keeping or getting ("kept no notes", "never
+   ordered butter") is ``lacks``, nobody making or upkeeping a thing leaves it ``missing`` /
+   ``degraded``; a denied showing up ("never showed up in the report") is ``unobserved``; an
+   omitted check ("skipped checking X", "forgot to verify X") is ``skips_check``; lateness ("went
+   out three days late", "ran behind") is ``delayed`` and doing *more* ``increased``. Anything
    else becomes a *proposed* term (snake-case verb lemma + particle; ``not_`` prefix when negated;
    a unary proposed name always ends in ``_state``, so a verb read with one argument in one text
    and two in another gives two terms and a batch of texts never clashes) with a one-line
@@ -287,8 +293,8 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
                                                      cast.mentions)
         typed, arity_of = self._type_clauses(rd, cast.tags)
         proposed: dict[str, str] = {}
-        relations = self._relation_atoms(rd, typed, cast.tags, proposed)
         end_typed = {**typed, **self._type_edge_ends(rd.links, rd.cl, typed)}
+        relations = self._relation_atoms(rd, typed, cast.tags, proposed)
         chain, link_recs, state_arity = self._chain(rd, end_typed, cast.tags, arity_of,
                                                     proposed, notes)
         relations.extend(self._state_atoms(rd, typed, cast.tags, state_arity))
@@ -427,6 +433,8 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
         for k, (ar, pat) in sorted(patterns.items()):
             if k not in ends:
                 typed[k] = self._type(rd.cl[k], ar, pat, cache, vecs.get(k), table_first=True)
+        for k in sorted(typed):
+            typed[k] = self._retype_by_context(rd.cl[k], typed[k], rd.doc)
         arity_of: dict[str, int] = {}
         for k in sorted(typed):
             t = typed[k]

@@ -234,13 +234,36 @@ _CHECK_VERBS = {"check", "verify", "validate", "test", "inspect", "confirm", "au
 _POSSESSION_VERBS = {"have", "get", "receive", "obtain"}
 """Verbs of having or getting: denied ("had no paper", "did not get water") they read as
 ``lacks``."""
+_PROVISION_VERBS = {"keep", "store", "stock", "carry", "own", "buy", "order", "build",
+                    "make", "train", "hire", "install", "fit", "prepare", "save", "reserve",
+                    "book", "bring", "fetch", "dig", "write", "plan", "arrange", "organise",
+                    "organize", "call", "provide", "supply", "add", "acquire", "purchase",
+                    "stockpile", "set aside", "lay in", "put aside"}
+"""Verbs of getting, keeping or making something ready: denied with a subject ("kept no notes",
+"never ordered more butter", "trained no apprentice") the first role goes without the second
+(``lacks``); denied with no one doing it ("nobody had built a generator", "no drive was
+called") the thing is ``missing``."""
+_MAINTAIN_VERBS = {"repair", "fix", "mend", "maintain", "service", "clean", "oil", "patch",
+                   "clear", "dredge", "prune", "weed", "paint", "replace", "restore", "tend"}
+"""Verbs of upkeep: denied ("nobody repaired the pump", "the hedge was never pruned") their
+object is ``degraded``."""
+_APPEAR_VERBS = {"show up", "show up in", "show up on", "appear", "appear in", "appear on",
+                 "register", "register in", "register on", "surface", "surface in", "show",
+                 "show in", "show on", "turn up", "turn up in", "come up", "come up in"}
+"""Verbs of showing up somewhere: denied ("the shortfall never showed up in the report") the
+first role is ``unobserved``."""
+_OMIT_VERBS = {"skip", "omit", "forget", "neglect", "fail", "stop", "avoid", "forgo", "forego",
+               "cease", "quit", "abandon", "drop"}
+"""Verbs whose verbal complement is not done ("skipped checking the signatures", "forgot to
+update the map", "stopped testing"): the complement reads as its own denial."""
 _UPDATE_VERBS = {"update", "refresh", "revise", "amend", "correct", "sync", "resync",
                  "synchronise", "synchronize", "change", "renew", "recompute", "recalculate",
                  "reprint", "reload", "re-export", "reexport", "rerun", "redo", "redraw",
                  "resurvey", "reimport", "recopy"}
 """Verbs whose negation leaves their object out of date ("nobody updated the map" → stale)."""
 _SEE_VERBS = {"see", "notice", "detect", "observe", "watch", "monitor", "spot", "track", "hear",
-              "find", "discover", "catch", "sight", "glimpse", "witness"}
+              "find", "discover", "catch", "sight", "glimpse", "witness", "look", "listen",
+              "read"}
 _NOBODY = {"nobody", "noone", "none"}
 _HOLDER_PREPS = {"of", "by", "in", "on", "at", "within", "inside", "across"}
 _FAILURE_CUES = {"fail", "failed", "failure", "fails", "break", "broke", "broken", "error",

@@ -9,14 +9,18 @@ import numpy as np
 
 from analogist.encode.clauses import _Clause, _Link, _Typed
 from analogist.encode.lexicon import (
+    _APPEAR_VERBS,
     _CHECK_VERBS,
     _CUE_INDEX,
     _LINKING,
+    _OMIT_VERBS,
     _POSSESSION_VERBS,
+    _PROVISION_VERBS,
     _RESPONSE_VERBS,
     _SEE_VERBS,
     _STATE_PHRASES,
     _STOP,
+    _UPDATE_VERBS,
     _snake,
     _strip_roles,
 )
@@ -26,7 +30,8 @@ from analogist.index.embed import Embedder
 from analogist.vocabulary import Predicate, Vocabulary
 
 _GENERAL_RELATIONS: dict[str, tuple[str, ...]] = {
-    "changes": ("replant", "redesign", "rebuild", "repaint", "dilute", "mix", "mix in", "swap",
+    "changes": ("turn", "cool", "dress", "replant", "redesign", "rebuild", "repaint", "dilute",
+                "mix", "mix in", "swap",
                 "tamper with", "reprogram", "rezone", "reformulate", "renumber", "reorganise",
                 "reorganize", "shift", "move", "change", "alter", "modify", "revise", "resurvey",
                 "adjust", "lower", "reset", "rewrite", "edit", "reroute", "rearrange", "redraw",
@@ -36,11 +41,12 @@ _GENERAL_RELATIONS: dict[str, tuple[str, ...]] = {
     "supplies": ("ship", "post", "mail", "dispense", "donate", "hand out", "pour", "pass on",
                  "lay out", "put out", "water", "fuel", "power", "stock with", "refill", "give",
                  "send", "feed", "supply", "deliver", "issue", "offer", "sell", "pay", "provide",
-                 "hand", "serve", "distribute", "lend", "grant", "pump", "release", "bring"),
+                 "hand", "serve", "distribute", "lend", "grant", "pump", "release", "bring",
+                 "load"),
     "produces": ("plant", "sow", "lay", "compose", "paint", "assemble", "manufacture", "cook",
                  "knit", "sew", "carve", "generate", "breed", "compute", "calculate", "produce",
                  "make", "write", "print", "build", "bake", "brew", "forge", "draft", "create",
-                 "publish", "invent", "grow"),
+                 "publish", "invent", "grow", "finish", "complete"),
     "uses": ("play", "handle", "wield", "drive on", "ride", "use", "employ", "apply", "operate",
              "run", "work with", "train on", "practise on", "practice on", "switch to", "rely on",
              "play on"),
@@ -55,7 +61,7 @@ _GENERAL_RELATIONS: dict[str, tuple[str, ...]] = {
                  "order", "hire", "borrow", "import", "gain"),
     "harms": ("damage", "harm", "injure", "hurt", "scald", "hit", "strike", "destroy", "demolish",
               "wreck", "kill", "flood", "ruin", "poison", "sicken", "crush", "drown", "erode",
-              "sting", "ground on", "drown out", "starve"),
+              "sting", "starve"),
     "disables": ("disable", "switch off", "turn off", "shut off", "shut down", "deactivate",
                  "bypass", "override", "silence", "mute", "unplug", "disconnect", "remove",
                  "close"),
@@ -65,7 +71,7 @@ _GENERAL_RELATIONS: dict[str, tuple[str, ...]] = {
     "signals": ("shout", "alert", "notify", "praise", "greet", "promise", "claim", "signal",
                 "ring", "phone", "email", "radio", "flag", "remind", "recommend", "show",
                 "display", "tell", "warn", "announce", "broadcast", "inform", "advertise",
-                "report"),
+                "report", "demand", "request", "ask for", "complain"),
     "observes": ("hear", "look at", "sight", "glimpse", "witness", "listen to", "check on",
                  "discover", "catch sight of", "spy", "notice", "see", "spot", "detect", "find",
                  "read", "know"),
@@ -90,6 +96,11 @@ _GENERAL_RELATIONS: dict[str, tuple[str, ...]] = {
                      "pay extra for"),
     "contains": ("have", "include", "house", "comprise", "hold in"),
     "trusts_as_authoritative": ("follow", "obey", "heed"),
+    "reduces": ("cut", "reduce", "trim", "halve", "slash", "lessen", "diminish", "shrink",
+                "thin out", "scale back", "cut back", "narrow"),
+    "masks": ("drown out", "muffle", "obscure", "disguise", "cover up", "paper over",
+              "gloss over"),
+    "skips_check": ("skip", "omit", "forgo", "forego", "wave through"),
     "blocks": ("plug", "seal", "dam", "barricade", "obstruct", "bar", "stop", "halt", "hold back",
                "jam", "clog"),
 }
@@ -99,6 +110,12 @@ clause — before the embedder, whose cosine on a single verb is close to noise:
 shifted the sandbar" → ``changes``, "the bakery sold the loaves" → ``supplies``. A verb's
 meaning, not its domain: every entry is an ordinary verb. A clause that ends a kept causal link
 keeps its surface verb in its own relation atom; its edge atom is read here."""
+_PLACE_PREPS = {"on", "in", "at", "between", "across", "into", "onto", "against", "inside",
+                "within", "beside", "near", "along", "under", "over", "behind", "around",
+                "during", "for", "from", "off", "through", "past", "outside", "below", "above"}
+"""Prepositions of place and time: "grounded *on* the sandbar" names where it happened."""
+_LATE_WORDS = {"late", "behind", "overdue", "belatedly"}
+"""Adverbs of lateness: "the invoices went out three days *late*" → delayed."""
 _GENERAL_INDEX = {verb: name for name, verbs in _GENERAL_RELATIONS.items() for verb in verbs}
 
 
@@ -186,6 +203,8 @@ class _RelationTyper:
             if c.negated:
                 # "nobody checked X" → unverified(X); "nobody updated X" → stale(X)
                 name = self._state_of_words([(lemma, surface)], surface, negated=True)
+                if name in ("missing", "degraded") and " " in c.verb:
+                    name = None         # "no farmer held back": a phrasal verb is no upkeep
                 if name is not None:
                     p = self.vocab.get(name)
                     return _Typed(name, 1, False, 1.0, p.definition if p else "")
@@ -207,12 +226,25 @@ class _RelationTyper:
                 p = self.vocab.get("misses")
                 if p is not None:
                     return _Typed(p.name, 2, False, 1.0, p.definition)
-            if lemma in _POSSESSION_VERBS and (c.negated != c.object_negated) and not rest:
+            if (lemma in _POSSESSION_VERBS or lemma in _PROVISION_VERBS) and (
+                    c.negated != c.object_negated) and not rest:
                 # "the desk had no paper", "the vines got no water", "did not receive the
-                # dose": the first role goes without the second
+                # dose", "kept no notes", "never ordered more butter": the first role goes
+                # without the second
                 p = self.vocab.get("lacks")
                 if p is not None:
                     return _Typed(p.name, 2, False, 1.0, p.definition)
+            if c.negated and (c.verb in _APPEAR_VERBS or lemma in _APPEAR_VERBS):
+                # "the shortfall never showed up in the weekly report": nobody saw it
+                p = self.vocab.get("unobserved")
+                if p is not None:
+                    return _Typed(p.name, 1, False, 1.0, p.definition)
+            state = self._prepositional_state(c)
+            if state is not None:
+                # "the trawler grounded on the sandbar", "the cable snapped between two
+                # floors": a state verb whose object is only where it happened
+                p = self.vocab.get(state)
+                return _Typed(p.name, 1, False, 1.0, p.definition)
         if not c.negated:
             p = self._exact(forms, arity)
             if p is not None:
@@ -259,6 +291,59 @@ class _RelationTyper:
             vp = c.verb if c.negated else self._vp3(c)
             definition = f"the first role {neg}{vp} the second"
         return _Typed(name, arity, True, 0.0, definition)
+
+    def _prepositional_state(self, c: _Clause) -> str | None:
+        """The vocabulary state of a clause whose verb is a state verb and whose object is only
+        a preposition's ("grounded *on* the sandbar" → harmed, "rotted *in* the lorries" →
+        degraded, "broke down *on* the motorway" → failure): the subject's state, the place
+        left out. ``None`` when the verb with its preposition is itself a relation of the
+        tables or the cue lexicon ("run on", "drift into"), or the verb is no state verb."""
+        words = c.verb.split(" ")
+        if len(words) < 2 or words[-1] not in _PLACE_PREPS or c.negated:
+            return None
+        if c.verb in _GENERAL_INDEX or c.verb in _CUE_INDEX:
+            return None
+        bare = " ".join(words[:-1])
+        name = _STATE_PHRASES.get(bare) or (_GENERAL_STATES.get(bare) if bare not in
+                                           _GENERAL_INDEX else None)
+        if name is None and len(words) == 2 and c.lemma not in _GENERAL_INDEX:
+            name = _GENERAL_STATES.get(c.lemma)
+        return name if name is not None and self.vocab.get(name) is not None else None
+
+    def _retype_by_context(self, c: _Clause, t: _Typed, doc: Any) -> _Typed:
+        """What the words around a clause's verb say beyond the verb: an omitted check, look or
+        update ("skipped *checking* the signatures", "forgot to update the map") is its denial
+        (``skips_check``, ``misses``, ``stale``); a unary clause (or a proposed binary one) with
+        a lateness adverb ("went out three days *late*", "ran an hour *behind*") is
+        ``delayed``; a unary clause doing *more* ("every student downloaded *more*") is
+        ``increased``. Else ``t``."""
+        tok = doc[c.tok]
+        if not c.negated and tok.dep_ in ("xcomp", "ccomp", "pcomp", "dobj") and \
+                tok.head.lemma_.lower() in _OMIT_VERBS:
+            name = None
+            if t.arity == 2 and c.lemma in _CHECK_VERBS:
+                name = "skips_check"
+            elif t.arity == 2 and c.lemma in _SEE_VERBS and " " not in c.verb:
+                name = "misses"
+            elif t.arity == 1 and c.lemma in _UPDATE_VERBS:
+                name = "stale"
+            p = self.vocab.get(name) if name is not None else None
+            if p is not None:
+                return _Typed(p.name, t.arity, False, 1.0, p.definition)
+        if c.negated or not (t.arity == 1 or t.proposed):
+            return t
+        words = {ch.lower_ for ch in tok.children if ch.dep_ in ("advmod", "npadvmod", "prt",
+                                                                  "acomp", "dobj", "advcl")}
+        words.update(c.verb.split(" ")[1:])          # "ran behind": the particle
+        name = None
+        if words & _LATE_WORDS:
+            name = "delayed"
+        elif t.arity == 1 and "more" in words:
+            name = "increased"
+        p = self.vocab.get(name) if name is not None else None
+        if p is None:
+            return t
+        return _Typed(p.name, 1, False, 1.0, p.definition)
 
     def _cue(self, c: _Clause) -> Predicate | None:
         """The cue-lexicon layer: the clause's verb (lemma + particle/preposition) or verb +

@@ -12,7 +12,9 @@ from analogist.encode.lexicon import (
     _EVENT_NOUN,
     _HOLDER_PREPS,
     _LINKING,
+    _MAINTAIN_VERBS,
     _NOBODY,
+    _PROVISION_VERBS,
     _SEE_VERBS,
     _STATE_PHRASES,
     _STATE_WORDS,
@@ -57,8 +59,10 @@ _GENERAL_STATES: dict[str, str] = {
                      "used up", "spent", "drained"), "exhausted"),
     **dict.fromkeys(("work", "run", "operate", "function", "burn", "active"), "active"),
     **dict.fromkeys(("gain", "spread", "bloom", "multiplied"), "increased"),
+    **dict.fromkeys(("late", "overdue", "behind", "belated", "tardy"), "delayed"),
+    **dict.fromkeys(("heavy", "overweight", "overfull", "overloaded"), "overload"),
 }
-"""General English verbs, participles and nouns of change, rise, fall, harm and arrival read as
+"""General English verbs, participles and nouns of change, rise, fall, harm, arrival and lateness read as
 the vocabulary's domain-neutral states (the ends of causal edges in any domain: "the sandbar
 shifted" → ``changed``, "the price soared" → ``increased``); used for an edge end that the
 vocabulary's own names, :data:`~analogist.encode.lexicon._STATE_WORDS` and the embedder left as a
@@ -219,6 +223,10 @@ class _StateReader:
                     return "unobserved"
                 if lem in _UPDATE_VERBS and self.vocab.get("stale") is not None:
                     return "stale"          # "nobody updated the map"
+                if lem in _MAINTAIN_VERBS and self.vocab.get("degraded") is not None:
+                    return "degraded"       # "nobody repaired the pump"
+                if lem in _PROVISION_VERBS and self.vocab.get("missing") is not None:
+                    return "missing"        # "nobody had built a generator"
             return None
         joined = " ".join(lem for lem, _ in words)
         if joined in _STATE_PHRASES and self.vocab.get(_STATE_PHRASES[joined]) is not None:
