@@ -131,6 +131,15 @@ def _answer_key(res: dict) -> dict:
     return {k: v for k, v in res.items() if k not in ("timings_ms", "log_id")}
 
 
+def _lane_means(lane: dict | None) -> dict | None:
+    """A lane's counters (``/v1/metrics``) with the mean wait, run and CPU per request in ms."""
+    if not lane or not lane.get("done") or "cpu_s" not in lane:
+        return lane
+    n = lane["done"]
+    return {**lane, **{f"mean_{k[:-2]}_ms": round(lane[k] / n * 1000, 2)
+                       for k in ("wait_s", "run_s", "cpu_s")}}
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -340,8 +349,13 @@ def run_once(a: argparse.Namespace, workers: int, sigs: list[dict],
                                 acked.append(eid)
                                 known.append(eid)
                             else:
-                                for k, v in resp.json().get("timings_ms", {}).items():
+                                tm = resp.json().get("timings_ms", {})
+                                for k, v in tm.items():
                                     find_timings.setdefault(k, []).append(v)
+                                if "total" in tm:   # the rest: the log row, chiefly
+                                    find_timings.setdefault("after_probe", []).append(
+                                        tm["total"] - sum(tm.get(x, 0.0) for x in
+                                                          ("stage1", "stage2", "probe")))
                         else:
                             errors[f"{op}:{code}"] = errors.get(f"{op}:{code}", 0) + 1
 
@@ -410,6 +424,7 @@ def run_once(a: argparse.Namespace, workers: int, sigs: list[dict],
         "all": {"p50_ms": _pct(lat["write"] + lat["find"], 0.5),
                 "p95_ms": _pct(lat["write"] + lat["find"], 0.95)},
         "find_server_timings_p50_ms": {k: _pct(v, 0.5) for k, v in find_timings.items()},
+        "find_server_timings_p95_ms": {k: _pct(v, 0.95) for k, v in find_timings.items()},
         "served_by_worker": dict(sorted(served_by.items())),
         "retries_after_503": retries,
         "errors": errors,
@@ -419,7 +434,8 @@ def run_once(a: argparse.Namespace, workers: int, sigs: list[dict],
                     "acknowledged_but_missing": len(missing), "integrity_check": integrity,
                     "no_write_lost": listed == expected == file_count and not missing},
         "server_metrics_5xx_last_worker": metrics.get("errors_5xx"),
-        "lanes_last_worker": {k: metrics.get(k) for k in ("heavy_lane", "write_lane")},
+        "lanes_last_worker": {k: _lane_means(metrics.get(k)) for k in ("heavy_lane",
+                                                                          "write_lane")},
         **({"answers": answers} if answers else {}),
     }
 

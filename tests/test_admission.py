@@ -175,3 +175,32 @@ def test_writes_take_turns_on_the_write_lane_and_a_full_one_answers_503(tmp_path
         lane = c.get("/v1/metrics", headers=h).json()["write_lane"]
         # done: the three writes and the test's own hold on the slot
         assert lane["done"] == 4 and lane["refused"] == 1 and lane["running"] == 0
+
+
+def test_counts_sum_the_wait_the_run_and_the_cpu_of_what_ran() -> None:
+    """A request that waits behind another is counted as waiting; work that computes is counted
+    as CPU on its pool thread; one that only sleeps is counted as running, not as CPU."""
+    adm = Admission(workers=1, queue=4)
+    assert {k: adm.counts()[k] for k in ("wait_s", "run_s", "cpu_s")} == \
+        {"wait_s": 0.0, "run_s": 0.0, "cpu_s": 0.0}
+    release = threading.Event()
+    started = threading.Event()
+
+    def hold() -> None:
+        started.set()
+        release.wait()
+
+    first = threading.Thread(target=adm.run, args=(hold,))
+    first.start()
+    started.wait()
+    second = threading.Thread(target=adm.run, args=(lambda: sum(i * i for i in range(200_000)),))
+    second.start()
+    while adm.stats()["waiting"] == 0:     # the second is in line behind the first
+        threading.Event().wait(0.001)
+    release.set()
+    first.join()
+    second.join()
+    c = adm.counts()
+    assert c["done"] == 2
+    assert c["wait_s"] > 0.0 and c["run_s"] >= c["cpu_s"] > 0.0
+    adm.close()

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 from analogist.description import Description, Expr, to_sexpr
@@ -295,11 +296,24 @@ def _project(atom: Atom, role_map: dict[str, str]) -> str:
     return f"{atom.predicate}({','.join(role_map.get(r, '?' + r) for r in atom.args)})"
 
 
+@lru_cache(maxsize=8192)
+def _roles_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    """Any of ``names`` as a whole word, tried in the order given. Kept per tuple of names:
+    the same candidate's roles come up find after find, and the ``re`` module's own cache
+    (512 patterns) turns over on a store of many role names."""
+    return re.compile(r"\b(" + "|".join(re.escape(r) for r in names) + r")\b")
+
+
+@lru_cache(maxsize=8192)
+def _role_pattern(name: str) -> re.Pattern[str]:
+    """``name`` as a whole word (kept per name, like :func:`_roles_pattern`)."""
+    return re.compile(rf"\b{re.escape(name)}\b")
+
+
 def _project_text(text: str, role_map: dict[str, str]) -> str:
     if not role_map:
         return text
-    pattern = re.compile(r"\b(" + "|".join(re.escape(r) for r in
-                                           sorted(role_map, key=len, reverse=True)) + r")\b")
+    pattern = _roles_pattern(tuple(sorted(role_map, key=len, reverse=True)))
     return pattern.sub(lambda m: role_map[m.group(1)], text)
 
 
@@ -660,8 +674,7 @@ def _mechanism(m: _Mapped, contradictions: list[str], coverage: float, params: J
     source, role_map = m.source, m.role_map
     mechanism = _project_text(source.fix_operator, role_map) if source.fix_operator else None
     fix_roles = [r for r in source.roles
-                 if source.fix_operator and re.search(rf"\b{re.escape(r)}\b",
-                                                      source.fix_operator)]
+                 if source.fix_operator and _role_pattern(r).search(source.fix_operator)]
     why_not: list[str] = []
     if mechanism:
         unmapped_fix = [r for r in fix_roles if r not in role_map]

@@ -10,12 +10,17 @@ not on whichever of the server's many request threads took the request: the appl
 one store connection and one retriever (with its stage-1 index) per thread, so a few long-lived
 threads keep a few warm indexes instead of dozens of cold ones rebuilt as requests land on new
 threads.
+
+:meth:`Admission.counts` also sums, over the requests run, the seconds they waited for a slot,
+the seconds they then took, and the CPU seconds their pool thread spent on them: where a lane's
+time goes (waiting in line, or working, or held off the CPU by other threads of the process).
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -60,22 +65,47 @@ class Admission:
                                         thread_name_prefix=name)
         self._done = 0
         self._refused = 0
+        self._wait_s = 0.0
+        self._run_s = 0.0
+        self._cpu_s = 0.0
 
     def stats(self) -> dict[str, int]:
         with self._lock:
             return {"workers": self.workers, "running": self._running,
                     "waiting": len(self._waiting), "queue": self.queue}
 
-    def counts(self) -> dict[str, int]:
-        """Requests admitted and finished, and requests refused, since the start."""
+    def counts(self) -> dict[str, int | float]:
+        """Requests admitted and finished, and requests refused, since the start; and, summed
+        over the requests :meth:`run` ran, the seconds they waited for a slot (``wait_s``), the
+        seconds from their slot to their answer (``run_s``) and the CPU seconds of the thread
+        that ran them (``cpu_s``)."""
         with self._lock:
-            return {"done": self._done, "refused": self._refused}
+            return {"done": self._done, "refused": self._refused,
+                    "wait_s": round(self._wait_s, 6), "run_s": round(self._run_s, 6),
+                    "cpu_s": round(self._cpu_s, 6)}
 
     def run(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` on one of the pool's threads once a slot is free; raises :class:`Busy`
         when the queue is full (``fn`` then never runs). Its exceptions propagate."""
+        asked = time.perf_counter()
         with self.slot():
-            return self._pool.submit(fn).result()
+            admitted = time.perf_counter()
+            try:
+                return self._pool.submit(self._timed, fn).result()
+            finally:
+                ended = time.perf_counter()
+                with self._lock:
+                    self._wait_s += admitted - asked
+                    self._run_s += ended - admitted
+
+    def _timed(self, fn: Callable[[], T]) -> T:
+        start = time.thread_time()
+        try:
+            return fn()
+        finally:
+            spent = time.thread_time() - start
+            with self._lock:
+                self._cpu_s += spent
 
     def close(self) -> None:
         """Stop the pool's threads once the work in hand is done."""
