@@ -86,3 +86,14 @@ def test_two_domains_share_the_state(enc):
     a = {x[0] for x in _atoms(enc, "The trawler grounded on the sandbar.")}
     b = {x[0] for x in _atoms(enc, "Every raised employee was underpaid in April.")}
     assert a == b == {"harmed"}
+
+
+def test_a_verb_with_an_idiomatic_object_is_a_state(enc):
+    assert _atoms(enc, "The old bridge gave way.") == {("failure", "old bridge")}
+    # with a complement it is no idiom of state
+    assert not any(a[0] == "failure" for a in _atoms(enc, "The farmer gave way to the tractor."))
+
+
+def test_a_partitive_object_names_its_whole(enc):
+    assert ("acquires", "larger bees", "nectar") in _atoms(
+        enc, "The larger bees took most of the nectar.")

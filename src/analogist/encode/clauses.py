@@ -86,6 +86,23 @@ def _participant(t: Any) -> bool:
     return not (t.pos_ == "ADJ" and (t.tag_ in ("JJR", "JJS") or low in _QUANTIFIERS))
 
 
+_PARTITIVES = {"all", "most", "much", "half", "some", "part", "rest", "bulk", "majority",
+               "share", "lot", "many", "both", "each", "any", "portion", "fraction"}
+
+
+def _partitive_of(t: Any) -> Any:
+    """The whole a partitive names ("held almost *all of it*", "took *most of the nectar*"):
+    the ``of`` object, else the token itself."""
+    if t.lower_ not in _PARTITIVES:
+        return t
+    for c in t.children:
+        if c.dep_ == "prep" and c.lower_ == "of":
+            po = next((g for g in c.children if g.dep_ == "pobj"), None)
+            if po is not None:
+                return po
+    return t
+
+
 @dataclass
 class _Node:
     clause: int | None = None      # clause idx
@@ -208,6 +225,7 @@ class _ClauseReader:
     def _mentions(self, tok: Any, recent: list[_Mention]) -> list[_Mention]:
         out: list[_Mention] = []
         for t in self._conj(tok):
+            t = _partitive_of(t)
             if t.pos_ == "PRON":
                 if t.text.lower() in _PRONOUNS_PLURAL | _PRONOUNS_SINGULAR:
                     m = self._resolve(t, recent)

@@ -156,8 +156,13 @@ _STATE_PHRASES: dict[str, str] = {
     "burn out": "failure", "die out": "failure", "give out": "failure", "come loose": "failure",
     "go flat": "exhausted", "go black": "outage", "go dark": "outage", "stop work": "failure",
     "wear out": "degraded", "fall apart": "failure", "split open": "failure",
+    "give way": "failure", "catch fire": "harmed", "take damage": "harmed",
+    "lose ground": "decreased", "gain ground": "increased", "lose value": "decreased",
+    "gain value": "increased", "lose speed": "decreased", "gain speed": "increased",
+    "pick up speed": "increased", "lose weight": "decreased", "gain weight": "increased",
 }
-"""Phrasal state verbs (lemmas of the participle phrase): "the disk going down" → outage."""
+"""Phrasal state verbs (lemmas of the participle phrase): "the disk going down" → outage; also a
+verb with a bare idiomatic object ("the bridge gave *way*" → failure)."""
 _RELATION_CUES: dict[str, tuple[str, ...]] = {
     "derives_from": ("copy from", "print from", "load from", "sample from", "derive from",
                      "compute from", "calculate from", "summarise from", "summarize from",

@@ -293,13 +293,20 @@ class _RelationTyper:
         return _Typed(name, arity, True, 0.0, definition)
 
     def _prepositional_state(self, c: _Clause) -> str | None:
-        """The vocabulary state of a clause whose verb is a state verb and whose object is only
-        a preposition's ("grounded *on* the sandbar" → harmed, "rotted *in* the lorries" →
+        """The vocabulary state of a clause whose verb and bare object are an idiom of state ("gave
+        way" → failure), or whose verb is a state verb and whose object is only a preposition's ("grounded *on* the sandbar" → harmed, "rotted *in* the lorries" →
         degraded, "broke down *on* the motorway" → failure): the subject's state, the place
         left out. ``None`` when the verb with its preposition is itself a relation of the
         tables or the cue lexicon ("run on", "drift into"), or the verb is no state verb."""
+        if c.negated:
+            return None
+        if len(c.objects) == 1 and c.objects[0].phrase == c.objects[0].head and not c.complement:
+            # "the bridge gave way", "the barn caught fire": a verb with an idiomatic object
+            name = _STATE_PHRASES.get(f"{c.verb} {c.objects[0].head}")
+            if name is not None and self.vocab.get(name) is not None:
+                return name
         words = c.verb.split(" ")
-        if len(words) < 2 or words[-1] not in _PLACE_PREPS or c.negated:
+        if len(words) < 2 or words[-1] not in _PLACE_PREPS:
             return None
         if c.verb in _GENERAL_INDEX or c.verb in _CUE_INDEX:
             return None
