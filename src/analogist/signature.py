@@ -503,13 +503,22 @@ def _fast_key(x: Any, roles: dict[str, str]) -> tuple[str, tuple[str, ...]] | No
     if type(x) is str:
         m = _CANON_ATOM.fullmatch(x)  # pred(A,B) without spaces: what parse_atom splits alike
         if m is not None:
-            inner = m.group(2)
-            pred, args = m.group(1), tuple(inner.split(",")) if inner else ()
-        else:
-            try:
-                pred, args = parse_atom(x)
-            except ValueError:
+            pred, inner = m.groups()
+            if len(pred) > MAX_NAME:
                 return None
+            if not inner:
+                return pred, ()
+            args = tuple(inner.split(","))  # exactly strs
+            if len(args) > MAX_ARGS:
+                return None
+            for a in args:
+                if a not in roles:
+                    return None
+            return pred, args
+        try:
+            pred, args = parse_atom(x)
+        except ValueError:
+            return None
     elif type(x) is list and x and type(x[0]) is str:
         pred, args = x[0], tuple(x[1:])
         if _PRED_FULL.fullmatch(pred) is None:
@@ -730,8 +739,9 @@ def _fast_plain(data: dict[str, Any]) -> _Plain | None:
             edges.append((i, j, edge, sign))
             meta.append((status, fields))
     texts = (data.get("violated_invariant"), data.get("symptom"), data.get("fix_operator"))
-    if not (_text_ok(texts[0]) and _text_ok(texts[1]) and _text_ok(texts[2])):
-        return None
+    for v in texts:  # (_text_ok, inline)
+        if v is not None and (type(v) is not str or len(v) > MAX_TEXT):
+            return None
     levels: dict[str, Any] = {}
     if "levels" in data:
         v = data["levels"]

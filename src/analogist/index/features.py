@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import Counter
+from collections import Counter, _count_elements  # type: ignore[attr-defined]
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -146,17 +146,18 @@ def _pairs(items: list[tuple[int, str, int]]) -> list[tuple[tuple[int, str, int]
     return [(items[i], items[j]) for i in range(len(items)) for j in range(i + 1, len(items))]
 
 
-def _loops(n: int, adj: list[list[tuple[int, int]]], out: dict[str, int]) -> None:
+def _loops(n: int, outs: list[list[tuple[int, str, int, str]]], out: dict[str, int]) -> None:
+    """Count the directed cycles (``outs[node]``: its edges out as (dst, type, sign, ...))."""
     steps = 0
     for start in range(n):
-        if not adj[start]:
+        if not outs[start]:
             continue  # no edge out: no cycle through it (and no step taken)
         # iterative DFS over paths start → … using nodes > start only
         stack: list[tuple[int, int, int, int]] = [(start, 0, 1, 0)]  # node, next edge, sign, len
         on_path = {start}
         while stack:
             node, k, sign, length = stack[-1]
-            nbrs = adj[node]
+            nbrs = outs[node]
             if k >= len(nbrs) or steps >= MAX_LOOP_STEPS:
                 stack.pop()
                 on_path.discard(node)
@@ -165,7 +166,7 @@ def _loops(n: int, adj: list[list[tuple[int, int]]], out: dict[str, int]) -> Non
                 continue
             stack[-1] = (node, k + 1, sign, length)
             steps += 1
-            nxt, s = nbrs[k]
+            nxt, _t, s, _ts = nbrs[k]
             if nxt == start:
                 key = "motif:loop:+" if sign * s > 0 else "motif:loop:-"
                 out["motif:loop"] = out.get("motif:loop", 0) + 1
@@ -189,23 +190,20 @@ def _motifs(g: _Graph, out: dict[str, int]) -> None:
     n = len(nodes)
     ins: list[list[tuple[int, str, int, str]]] = [[] for _ in range(n)]
     outs: list[list[tuple[int, str, int, str]]] = [[] for _ in range(n)]
-    adj: list[list[tuple[int, int]]] = [[] for _ in range(n)]
     n_masks_total = 0
+    backward = False  # an edge to a node numbered no later than its source (else no cycle)
     for src, dst, t, sign in edges:
         ts = t + ("+" if sign > 0 else "-")
         outs[src].append((dst, t, sign, ts))
         ins[dst].append((src, t, sign, ts))
-        adj[src].append((dst, sign))
         if t == "masks":
             n_masks_total += 1
+        if dst <= src:
+            backward = True
     get = out.get
-
-    def add(key: str, k: int = 1) -> None:
-        out[key] = get(key, 0) + k
-
     if n_masks_total:
-        add("motif:masking", n_masks_total)
-        add("motif:masking:masks", n_masks_total)
+        out["motif:masking"] = get("motif:masking", 0) + n_masks_total
+        out["motif:masking:masks"] = get("motif:masking:masks", 0) + n_masks_total
     for b in range(n):
         into, from_b = ins[b], outs[b]
         if into and from_b:
@@ -214,32 +212,37 @@ def _motifs(g: _Graph, out: dict[str, int]) -> None:
                     continue
                 for c, _t2, _s2, ts2 in from_b:
                     if c != b and c != a:
-                        add("motif:chain")
-                        add(f"motif:chain:{ts1}>{ts2}")
-        for i in range(len(from_b) - 1):
-            x, _t1, _s1, ts1 = from_b[i]
-            for j in range(i + 1, len(from_b)):
-                y, _t2, _s2, ts2 = from_b[j]
-                if x != y and b != x and b != y:
-                    add("motif:common_cause")
-                    add("motif:common_cause:" + (f"{ts1}|{ts2}" if ts1 <= ts2 else f"{ts2}|{ts1}"))
+                        out["motif:chain"] = get("motif:chain", 0) + 1
+                        key = f"motif:chain:{ts1}>{ts2}"
+                        out[key] = get(key, 0) + 1
+        if len(from_b) > 1:
+            for i in range(len(from_b) - 1):
+                x, _t1, _s1, ts1 = from_b[i]
+                for j in range(i + 1, len(from_b)):
+                    y, _t2, _s2, ts2 = from_b[j]
+                    if x != y and b != x and b != y:
+                        out["motif:common_cause"] = get("motif:common_cause", 0) + 1
+                        key = "motif:common_cause:" + (f"{ts1}|{ts2}" if ts1 <= ts2
+                                                       else f"{ts2}|{ts1}")
+                        out[key] = get(key, 0) + 1
         if len(into) > 1:
             for i in range(len(into) - 1):
                 x, _t1, _s1, ts1 = into[i]
                 for j in range(i + 1, len(into)):
                     y, _t2, _s2, ts2 = into[j]
                     if x != y and b != x and b != y:
-                        add("motif:common_effect")
-                        add("motif:common_effect:"
-                            + (f"{ts1}|{ts2}" if ts1 <= ts2 else f"{ts2}|{ts1}"))
+                        out["motif:common_effect"] = get("motif:common_effect", 0) + 1
+                        key = "motif:common_effect:" + (f"{ts1}|{ts2}" if ts1 <= ts2
+                                                        else f"{ts2}|{ts1}")
+                        out[key] = get(key, 0) + 1
             # masking by a preventer
             preventers = [x for x, t, s, _ts in into if t == "prevents" or (t == "causes" and s < 0)]
             if preventers:
                 causes = [x for x, t, s, _ts in into if t in _GENERATIVE and s > 0]
                 k = sum(1 for p in preventers for c in causes if p != c)
                 if k:
-                    add("motif:masking", k)
-                    add("motif:masking:preventer", k)
+                    out["motif:masking"] = get("motif:masking", 0) + k
+                    out["motif:masking:preventer"] = get("motif:masking:preventer", 0) + k
             # races
             gen = [x for x, t, _s, _ts in into if t in _GENERATIVE]
             for i in range(len(gen) - 1):
@@ -247,22 +250,24 @@ def _motifs(g: _Graph, out: dict[str, int]) -> None:
                 for j in range(i + 1, len(gen)):
                     y = gen[j]
                     if x != y and set(nodes[x][1]) & set(nodes[y][1]):
-                        add("motif:race")
-                        add("motif:race:shared_role")
+                        out["motif:race"] = get("motif:race", 0) + 1
+                        out["motif:race:shared_role"] = get("motif:race:shared_role", 0) + 1
         if from_b and n_masks_total:
             n_masks = sum(1 for _x, t, _s2, _ts in from_b if t == "masks")
             if n_masks:
                 n_causes = sum(1 for _x, t, _s2, _ts in from_b if t in _GENERATIVE)
                 if n_causes:
-                    add("motif:masking:self", n_masks * n_causes)
+                    out["motif:masking:self"] = get("motif:masking:self", 0) + n_masks * n_causes
 
-    # feedback loops
-    _loops(n, adj, out)
+    # feedback loops: none when every edge goes to a later node (the numbering is then a
+    # topological order)
+    if backward:
+        _loops(n, outs, out)
 
     n_races = sum(1 for pred, _args in g.relations if pred == "races_with")
     if n_races:
-        add("motif:race", n_races)
-        add("motif:race:relation", n_races)
+        out["motif:race"] = get("motif:race", 0) + n_races
+        out["motif:race:relation"] = get("motif:race:relation", 0) + n_races
 
 
 def content_features(sig: Signature) -> dict[str, float]:
@@ -271,23 +276,17 @@ def content_features(sig: Signature) -> dict[str, float]:
 
 
 def _content(g: _Graph) -> dict[str, float]:
-    c: dict[str, int] = {}
-    get = c.get
-    for pred, _args in g.relations:
-        k = "rel:" + pred
-        c[k] = get(k, 0) + 1
-    # distinct atoms in first-appearance order are exactly the graph's nodes
-    for pred, _args in g.nodes:
-        k = "atom:" + pred
-        c[k] = get(k, 0) + 1
     nodes = g.nodes
+    items = ["rel:" + pred for pred, _args in g.relations]
+    # distinct atoms in first-appearance order are exactly the graph's nodes
+    items += ["atom:" + pred for pred, _args in nodes]
     for src, dst, edge, sign in g.edges:
         if sign > 0:
-            k, f = f"edge:{edge}:+", f"flow:{nodes[src][0]}>{edge}>{nodes[dst][0]}"
+            items += (f"edge:{edge}:+", f"flow:{nodes[src][0]}>{edge}>{nodes[dst][0]}")
         else:
-            k, f = f"edge:{edge}:-", f"flow:{nodes[src][0]}>{edge}:->{nodes[dst][0]}"
-        c[k] = get(k, 0) + 1
-        c[f] = get(f, 0) + 1
+            items += (f"edge:{edge}:-", f"flow:{nodes[src][0]}>{edge}:->{nodes[dst][0]}")
+    c: dict[str, int] = {}
+    _count_elements(c, items)  # (what Counter.update counts with, into a plain dict)
     _motifs(g, c)
     return {k: float(c[k]) for k in sorted(c) if c[k]}
 
