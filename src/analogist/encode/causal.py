@@ -36,6 +36,18 @@ from analogist.index.embed import Embedder
 from analogist.vocabulary import Vocabulary
 
 
+_CHANGE_VERBS = {
+    "empty", "fill", "drain", "flood", "dry", "expand", "shrink", "swell", "widen", "narrow",
+    "raise", "lift", "boost", "double", "treble", "triple", "lower", "halve", "cut", "increase",
+    "reduce", "decrease", "disable", "break", "open", "close", "shut", "stop", "halt", "block",
+    "clog", "overload", "crash", "ruin", "spoil", "damage", "destroy", "kill", "weaken",
+    "strengthen", "melt", "freeze", "heat", "cool", "warm", "speed", "slow", "exhaust",
+    "deplete", "flatten", "sink", "wreck", "corrupt", "erase", "wipe", "bankrupt", "starve",
+    "silence", "darken", "blind", "jam"}
+"""Verbs of change: "X Vs Y" leaves Y in a new state (emptied, expanded, disabled, …); in a
+non-restrictive relative ("…, which emptied the lock") the relative states an effect."""
+
+
 class _LinkContext:
     """What the link readers share over one text: the parse, the clauses by head token, the
     links so far, the recent subject mentions and the consumed tokens."""
@@ -85,6 +97,7 @@ class _CausalReader:
             for m in c.subjects:
                 if not m.resolved:
                     ctx.recent.append(m)
+            self._relative_link(ctx, c)
             self._verb_link(ctx, c)
             self._marker_link(ctx, c)
             self._prep_links(ctx, c)
@@ -217,6 +230,56 @@ class _CausalReader:
                 ctx.links.append(_Link(cause, c.causal, effect, sign, status, c.verb, c.sent))
             else:
                 c.causal = None
+
+    def _relative_link(self, ctx: _LinkContext, c: _Clause) -> None:
+        """(e) A non-restrictive relative on a verb of change, "…, which emptied the lock" /
+        "the rumour, which emptied the bank": what the relative hangs on — the clause before
+        it (a sentential relative) or the noun it follows — causes the object's new state, and
+        the relative clause is re-read as that state ("the lock was emptied"). "…, which kept
+        prices high" (a verb, its object and a resulting adjective) reads the same way: the
+        object is in the adjective's state ("prices were high"). A relative whose verb names no
+        change ("the report, which counted units") stays a plain relation."""
+        doc = ctx.doc
+        v = doc[c.tok]
+        if c.causal is not None or v.dep_ not in ("relcl", "advcl", "ccomp"):
+            return
+        if not any(ch.dep_ == "nsubj" and ch.lower_ == "which" and ch.i > 0
+                   and doc[ch.i - 1].text == "," for ch in v.children):
+            return
+        objs = [ch for ch in v.children if ch.dep_ == "dobj" and ch.i > v.i
+                and ch.pos_ in ("NOUN", "PROPN", "PRON")]
+        if not objs:
+            return
+        obj = objs[0]
+        result = [ch for ch in v.children if ch.dep_ in ("oprd", "acomp", "ccomp", "xcomp")
+                  and ch.pos_ == "ADJ" and ch.i > obj.i]
+        if not result and c.lemma not in _CHANGE_VERBS and self._state_of_words(
+                [(c.lemma, v.lower_)], v.lower_, embed=False) is None:
+            return
+        cause: _Node | None = None
+        if c.event_subject is not None and c.event_subject in ctx.by_tok:
+            # the clause before the comma that states something ("ranchers kept *breeding
+            # more*, which …": the breeding, not the bare "kept")
+            gov = doc[c.event_subject]
+            told = [x for x in ctx.clauses if x.tok < c.tok and x.sent == c.sent
+                    and (x.state is not None or x.objects)
+                    and (x.tok == gov.i or gov in doc[x.tok].ancestors)
+                    and c.tok not in {t.i for t in doc[x.tok].subtree if t.i > x.tok}]
+            cause = _clause_node(told[-1] if told else ctx.by_tok[c.event_subject])
+        elif v.dep_ == "relcl" and v.head.pos_ in ("NOUN", "PROPN"):
+            cause = self._entity_state(v.head, ctx.recent, ctx.consumed)
+        held = self._mentions(obj, ctx.recent)
+        if cause is None or not held:
+            return
+        c.subjects, c.objects, c.event_subject, c.objects_moved = held[:1], [], None, True
+        c.sources, c.into, c.complement = [], [], ""
+        if result:
+            adj = (result[0].lemma_ or result[0].text).lower()
+            c.lemma, c.verb, c.verb_text, c.state = "be", f"be {adj}", f"be {adj}", adj
+        else:
+            c.verb, c.verb_text, c.state = c.lemma, v.lower_, v.lower_
+        ctx.links.append(_Link(cause, "causes", _clause_node(c), 1, "observed", "which",
+                               c.sent))
 
     def _marker_link(self, ctx: _LinkContext, c: _Clause) -> None:
         """(b) A subordinate clause with a marker ("because", "although", "so that", a purpose
@@ -407,12 +470,31 @@ class _CausalReader:
         # clauses of the same verb and subject stand ("The bees stripped the flowers because
         # the colonies were starving. The colonies starved.")
         stated_back = {(node_key(lk.effect), node_key(lk.cause)) for lk in links}
+        # … and so does a stated link into the earlier sentence's end from a clause about the
+        # later sentence's subject ("Because the invoices were late, the service could not
+        # allocate memory. The invoices went out late."): the later sentence restates the cause
+        stated_back_subject = {(_subject_head(clauses, lk.effect),
+                                _subject_head(clauses, lk.cause))
+                               for lk in links if lk.status == "observed"}
         effects = {lk.effect.clause for lk in links if lk.effect.clause is not None}
         causes_of = {lk.cause.clause for lk in links if lk.cause.clause is not None}
 
         def main(cs: list[_Clause]) -> _Clause | None:
             root = [c for c in cs if doc[c.tok].dep_ == "ROOT"]
             return (root or cs[:1] or [None])[0]
+
+        def last(cs: list[_Clause]) -> _Clause | None:
+            """The sentence's end: its main clause, or the last clause conjoined to it ("Nobody
+            refreshed the sheet, and the clerk computed the wages from it")."""
+            cur = main(cs)
+            at = {c.tok: c for c in cs}
+            while cur is not None:
+                nxt = [ch for ch in doc[cur.tok].children if ch.dep_ == "conj" and ch.i in at
+                       and at[ch.i].causal is None]
+                if not nxt:
+                    break
+                cur = at[max(nxt, key=lambda t: t.i).i]
+            return cur
 
         out: list[_Link] = []
         for si in sorted(by_sent):
@@ -426,14 +508,32 @@ class _CausalReader:
                 continue               # the text links the two sentences itself
             ends = [c for c in prev_cs if c.idx in effects and c.idx not in causes_of
                     and c.causal is None]
-            src = ends[-1] if ends else main(prev_cs)
+            src = ends[-1] if ends else last(prev_cs)
             if src is None or src.causal is not None:
                 continue
-            if (end_key(src), end_key(tgt)) in stated_back:
+            if (end_key(src), end_key(tgt)) in stated_back or (
+                    src.subjects and tgt.subjects and (_entity_key(src.subjects[0]),
+                                                       _entity_key(tgt.subjects[0]))
+                    in stated_back_subject):
                 continue               # the text states it the other way round
             out.append(_Link(_Node(clause=src.idx), "causes", _Node(clause=tgt.idx), 1,
                              "inferred", "(the next sentence)", si))
         return out
+
+
+def _subject_head(clauses: list[_Clause], nd: _Node) -> str | None:
+    """The head word of who or what a link's end is about: its clause's first subject, or the
+    holder of its state."""
+    if nd.clause is not None:
+        subj = clauses[nd.clause].subjects
+        return _entity_key(subj[0]) if subj else None
+    return _entity_key(nd.mention) if nd.mention is not None else None
+
+
+def _entity_key(m: _Mention) -> str:
+    """An entity's name for matching mentions: its head word with its noun modifiers ("the
+    typewriter maker" is not "other makers"; "the houses" is "every house")."""
+    return " ".join([*m.core.split(" ")[:-1], m.head])
 
 
 def _end_direction(doc: Any, clauses: list[_Clause], nd: _Node) -> int:

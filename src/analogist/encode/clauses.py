@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analogist.encode.base import Triple
-from analogist.encode.fronted import _repair_fronted
+from analogist.encode.fronted import _repair_parse
 from analogist.encode.lexicon import (
     _ARTICLES,
     _BELIEF_VERBS,
@@ -142,9 +142,9 @@ class _ClauseReader:
     nlp: Any
 
     def _parse(self, norm: str) -> Any:
-        """The parse of ``norm``, with fronted subordinate clauses re-read
-        (:func:`~analogist.encode.fronted._repair_fronted`)."""
-        return _repair_fronted(self.nlp, self.nlp(norm))
+        """The parse of ``norm``, with fronted subordinate clauses re-read and mis-tagged
+        tokens repaired (:func:`~analogist.encode.fronted._repair_parse`)."""
+        return _repair_parse(self.nlp, self.nlp(norm))
 
     def _first_prep_object(self, tokens: Any, preps: tuple[str, ...] | None = None) -> list[Any]:
         """The object of the first preposition among ``tokens`` (only ``preps`` if given)."""

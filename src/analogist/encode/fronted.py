@@ -1,7 +1,10 @@
 """Fronted subordinate clauses re-read: "Because the cache was stale, the agent quoted the old
 price." The small parser often makes the clause before the comma the sentence's root and the
 main clause a stray noun phrase; the two pieces parsed on their own and joined give the reading
-the causal links need (part of stage 2)."""
+the causal links need (part of stage 2). Then a few mis-tagged tokens are repaired in every
+sentence: a root noun with a reduced relative ("Typists trained on the layout"), a verb tagged as
+a noun after a noun compound ("the fruit rots"), a gerund that is an adjective on its object
+("warned passing skippers")."""
 
 from __future__ import annotations
 
@@ -65,6 +68,126 @@ def _verb_from_noun_root(rows: list[_Row]) -> list[_Row]:
     return out
 
 
+def _verb_from_compound(rows: list[_Row], words: list[str]) -> list[_Row]:
+    """A clause with no verb whose head noun has a noun compound (or subject) just before it
+    ("the fruit *rots*", "because fruit *rots* in the lorries", "the boiler *burst*"): the small tagger read
+    the verb as a noun; the head is the verb and the compound its subject. Only a head with no
+    verb under it, at the root of a sentence with no verb at all or heading a clause with a
+    subordinator, is re-read."""
+    out = list(rows)
+    for i, r in enumerate(rows):
+        if r[3] != "NOUN" or i == 0 or not words[i].isalpha():
+            continue
+        prev = rows[i - 1]
+        if prev[0] != i or prev[1] not in ("compound", "nsubj") or prev[3] not in (
+                "NOUN", "PROPN"):
+            continue
+        if r[0] == i:
+            if any(x[3] in ("VERB", "AUX") for x in rows):
+                continue
+        elif not (r[1] in ("advcl", "ccomp") and any(
+                x[0] == i and x[1] == "mark" for x in rows)):
+            continue
+        if any(x[3] in ("VERB", "AUX") for j, x in enumerate(rows) if _under(rows, j, i)):
+            continue
+        tag = "VBZ" if words[i].lower().endswith("s") and prev[2] == "NN" else "VBD"
+        out[i] = (r[0], r[1], tag, "VERB", r[4], "")
+        out[i - 1] = (i, "nsubj", *prev[2:])
+    return out
+
+
+_GERUND_TAKERS = {
+    "keep", "start", "stop", "begin", "finish", "avoid", "enjoy", "quit", "continue", "try",
+    "like", "love", "hate", "mind", "risk", "consider", "go", "come", "spend", "resume",
+    "prefer", "recommend", "suggest", "practise", "practice", "miss", "regret", "remember",
+    "forget", "admit", "deny", "imagine", "feel", "see", "hear", "watch", "notice", "find",
+    "leave", "catch", "get", "give", "postpone", "delay", "discuss", "mention", "justify",
+    "tolerate", "resist", "appreciate", "involve", "mean", "need", "require", "want"}
+"""Verbs that take a gerund complement ("kept *finding* errors"); after any other verb a gerund
+with its object just after it is an adjective on that object ("warned *passing* skippers")."""
+
+
+def _participle_adjective(rows: list[_Row], words: list[str]) -> list[_Row]:
+    """"He warned passing skippers using his old chart": the small parser made "passing" a
+    gerund complement of "warned" with "skippers" its object. After a verb that takes no
+    gerund, a gerund directly after the verb whose object follows it directly is an adjective
+    on that object; the object is the verb's, and the gerund's other dependents are the
+    verb's."""
+    out = list(rows)
+    for i, r in enumerate(rows):
+        if r[2] != "VBG" or r[1] != "xcomp" or r[0] != i - 1 or i + 1 >= len(rows):
+            continue
+        v, n = i - 1, i + 1
+        if rows[v][3] != "VERB" or rows[v][4].lower() in _GERUND_TAKERS:
+            continue
+        if rows[n][0] != i or rows[n][1] != "dobj" or rows[n][3] not in ("NOUN", "PROPN"):
+            continue
+        if any(x[0] == v and x[1] == "dobj" for x in rows):
+            continue
+        out[i] = (n, "amod", *r[2:])
+        out[n] = (v, "dobj", *rows[n][2:])
+        for j, x in enumerate(rows):
+            if x[0] == i and j not in (i, n):
+                out[j] = (v, *x[1:])
+    return out
+
+
+def _repair_rows(rows: list[_Row], words: list[str]) -> list[_Row]:
+    """The token repairs of one sentence or piece: a reduced-relative root, a verb tagged as a
+    noun, a gerund that is an adjective."""
+    rows = _verb_from_noun_root(rows)
+    rows = _verb_from_compound(rows, words)
+    return _participle_adjective(rows, words)
+
+
+def _suspect(sent: Any) -> bool:
+    """Might :func:`_repair_rows` change anything in ``sent``? (A cheap look first: most
+    sentences need no repair.)"""
+    if sent.root.pos_ in ("NOUN", "PROPN"):
+        return True
+    for t in sent:
+        dep = t.dep_
+        if dep == "xcomp" and t.tag_ == "VBG":
+            return True
+        if dep == "compound" and t.head.i == t.i + 1 and t.head.pos_ == "NOUN" \
+                and t.head.dep_ in ("ROOT", "advcl", "ccomp"):
+            return True
+    return False
+
+
+def _repair_parse(nlp: Any, doc: Any) -> Any:
+    """``doc`` with fronted subordinate clauses re-read (:func:`_repair_fronted`) and then the
+    token repairs of :func:`_repair_rows` made in every sentence; the same ``doc`` when nothing
+    needed repair. The words and spacing never change."""
+    doc = _repair_fronted(nlp, doc)
+    fixes: list[tuple[int, list[_Row]]] = []
+    for sent in doc.sents:
+        if not _suspect(sent):
+            continue
+        lo = sent.start
+        rows: list[_Row] = [(t.head.i - lo, t.dep_, t.tag_, t.pos_, t.lemma_, str(t.morph))
+                            for t in sent]
+        fixed = _repair_rows(rows, [t.text for t in sent])
+        if fixed != rows:
+            fixes.append((lo, fixed))
+    if not fixes:
+        return doc
+    heads = [t.head.i for t in doc]
+    deps = [t.dep_ for t in doc]
+    tags = [t.tag_ for t in doc]
+    pos = [t.pos_ for t in doc]
+    lemmas = [t.lemma_ for t in doc]
+    morphs = [str(t.morph) for t in doc]
+    for lo, fixed in fixes:
+        for k, (h, dep, tag, ps, lem, mo) in enumerate(fixed):
+            j = lo + k
+            heads[j], deps[j], tags[j], pos[j], lemmas[j], morphs[j] = (
+                h + lo, dep, tag, ps, lem, mo)
+    return type(doc)(doc.vocab, words=[t.text for t in doc],
+                     spaces=[bool(t.whitespace_) for t in doc], tags=tags, pos=pos,
+                     morphs=morphs, lemmas=lemmas, heads=heads, deps=deps)
+
+
 def _under(rows: list[_Row], i: int, top: int) -> bool:
     """Is row ``i`` in the subtree of row ``top``?"""
     for _ in range(len(rows)):
@@ -80,7 +203,7 @@ def _parse_piece(nlp: Any, doc: Any, lo: int, hi: int) -> list[_Row] | None:
     """The tokens ``lo..hi`` of ``doc`` parsed on their own as one sentence (capitalised, and
     closed with a full stop when they lack one, as a sentence is written): one row per token,
     or None when the parse splits them, tokenises them differently or has no verb at its root
-    (after :func:`_verb_from_noun_root`)."""
+    (after :func:`_repair_rows`)."""
     words = [t.text for t in doc[lo:hi]]
     text = doc[lo:hi].text
     closed = words[-1] in (".", "!", "?")
@@ -95,7 +218,7 @@ def _parse_piece(nlp: Any, doc: Any, lo: int, hi: int) -> list[_Row] | None:
                          str(t.morph)) for t in toks]
     if sum(r[0] == i for i, r in enumerate(rows)) != 1:
         return None
-    rows = _verb_from_noun_root(rows)
+    rows = _repair_rows(rows, words)
     root = next(i for i, r in enumerate(rows) if r[0] == i)
     return rows if rows[root][3] in ("VERB", "AUX") else None
 

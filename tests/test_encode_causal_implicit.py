@@ -1,0 +1,60 @@
+"""Implicit causality across adjacent sentences read exactly (hand-written sentences): the
+earlier sentence's end is its last conjoined clause, and a stated link between two participants
+defeats the default next-sentence link the other way between them, whatever verbs the later
+sentence uses for it."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from analogist.encode.deterministic import DeterministicEncoder
+
+NEXT = "(the next sentence)"
+
+
+@pytest.fixture(scope="module")
+def enc() -> DeterministicEncoder:
+    return DeterministicEncoder(embedder=None)
+
+
+def _links(enc: DeterministicEncoder, text: str) -> list[tuple[str, str, str]]:
+    """(cause words, connective, effect words) of each kept link."""
+    return [(lk["surface"][0], lk["connective"], lk["surface"][1])
+            for lk in enc.encode(text).links]
+
+
+def test_the_earlier_sentence_ends_in_its_last_conjoined_clause(
+        enc: DeterministicEncoder) -> None:
+    text = ("Nobody refreshed the ledger, and the clerk computed the wages from it. "
+            "The tenants were underpaid.")
+    assert ("compute", NEXT, "underpaid") in _links(enc, text)
+
+
+# (later participant, a clause stating its state, a restatement with another verb)
+_LATER = [
+    ("invoices", "the invoices were late", "The invoices went out late."),
+    ("parcels", "the parcels arrived late", "The parcels stayed in the depot."),
+    ("lorries", "the lorries were stuck", "The lorries waited at the gate."),
+]
+# (earlier participant, a clause of its own)
+_EARLIER = [
+    ("pump", "the pump failed"),
+    ("printer", "the printer jammed"),
+    ("boiler", "the boiler exploded"),
+]
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(later=st.sampled_from(_LATER), earlier=st.sampled_from(_EARLIER))
+def test_a_stated_reverse_link_defeats_the_next_sentence_default(
+        enc: DeterministicEncoder, later: tuple[str, str, str],
+        earlier: tuple[str, str]) -> None:
+    _, later_clause, restated = later
+    _, earlier_clause = earlier
+    plain = f"{earlier_clause[0].upper()}{earlier_clause[1:]}. {restated}"
+    assert any(c == NEXT for _, c, _ in _links(enc, plain))   # the default reading
+    told = f"Because {later_clause}, {earlier_clause}. {restated}"
+    got = _links(enc, told)
+    assert [c for _, c, _ in got] == ["because"]               # only the stated edge
