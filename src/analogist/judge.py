@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from typing import Any
 
 from analogist.description import Description, Expr, to_sexpr
@@ -296,25 +295,55 @@ def _project(atom: Atom, role_map: dict[str, str]) -> str:
     return f"{atom.predicate}({','.join(role_map.get(r, '?' + r) for r in atom.args)})"
 
 
-@lru_cache(maxsize=8192)
-def _roles_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
-    """Any of ``names`` as a whole word, tried in the order given. Kept per tuple of names:
-    the same candidate's roles come up find after find, and the ``re`` module's own cache
-    (512 patterns) turns over on a store of many role names."""
-    return re.compile(r"\b(" + "|".join(re.escape(r) for r in names) + r")\b")
+_WORD_START = re.compile(r"\b(?=[A-Za-z])")   # where a role tag may begin: it starts with a letter
+_WORD_CHAR = re.compile(r"\w")
 
 
-@lru_cache(maxsize=8192)
-def _role_pattern(name: str) -> re.Pattern[str]:
-    """``name`` as a whole word (kept per name, like :func:`_roles_pattern`)."""
-    return re.compile(rf"\b{re.escape(name)}\b")
+def _is_word(text: str, i: int) -> bool:
+    """Whether ``text[i]`` is a word character as ``re``'s ``\\w`` reads it (False outside)."""
+    return 0 <= i < len(text) and _WORD_CHAR.match(text, i) is not None
+
+
+def _ends_word(text: str, name: str, end: int) -> bool:
+    """Whether a word boundary follows ``name`` placed to end at ``end`` in ``text``."""
+    return _is_word(name, len(name) - 1) != _is_word(text, end)
+
+
+def _has_word(text: str, name: str) -> bool:
+    """Whether role tag ``name`` (it begins with a letter) stands in ``text`` as a whole word:
+    ``re.search(r"\\bname\\b", text)`` without compiling a pattern per name."""
+    at = text.find(name)
+    while at >= 0:
+        if not _is_word(text, at - 1) and _ends_word(text, name, at + len(name)):
+            return True
+        at = text.find(name, at + 1)
+    return False
 
 
 def _project_text(text: str, role_map: dict[str, str]) -> str:
+    """``text`` with every role of ``role_map`` that stands as a whole word replaced by its
+    counterpart: what substituting the alternation ``\\b(name|...)\\b`` of the names (longest
+    first) gives, without compiling a pattern for each role map — at each place a word may
+    begin, from left to right, the first name (longest first) that is there and ends at a word
+    boundary is replaced, and the search goes on after it."""
     if not role_map:
         return text
-    pattern = _roles_pattern(tuple(sorted(role_map, key=len, reverse=True)))
-    return pattern.sub(lambda m: role_map[m.group(1)], text)
+    names = sorted(role_map, key=len, reverse=True)
+    out: list[str] = []
+    done = 0
+    for m in _WORD_START.finditer(text):
+        p = m.start()
+        if p < done:
+            continue
+        for name in names:
+            end = p + len(name)
+            if text.startswith(name, p) and _ends_word(text, name, end):
+                out.append(text[done:p])
+                out.append(role_map[name])
+                done = end
+                break
+    out.append(text[done:])
+    return "".join(out)
 
 
 def _ancestor_edges(sig: Signature, atoms: list[Atom]) -> list[CausalEdge]:
@@ -674,7 +703,7 @@ def _mechanism(m: _Mapped, contradictions: list[str], coverage: float, params: J
     source, role_map = m.source, m.role_map
     mechanism = _project_text(source.fix_operator, role_map) if source.fix_operator else None
     fix_roles = [r for r in source.roles
-                 if source.fix_operator and _role_pattern(r).search(source.fix_operator)]
+                 if source.fix_operator and _has_word(source.fix_operator, r)]
     why_not: list[str] = []
     if mechanism:
         unmapped_fix = [r for r in fix_roles if r not in role_map]
