@@ -87,10 +87,13 @@ def _changed(draw: Any) -> dict[str, Any]:
 def _expected_rows(sig: Signature) -> dict[str, Any]:
     """The rows of ``sig``, from the model's Signature and the public feature functions."""
     chain = {(a.predicate, a.args) for e in sig.causal_chain for a in e.atoms()}
+    f = extract_features(sig)
     return {
         "episode_id": sig.episode_id, "kind": sig.kind,
         "source_hash": sig.provenance.source_hash, "verified": sig.verified,
-        "text": _COMPACT.encode(sig.to_data()), "features": extract_features(sig),
+        "text": _COMPACT.encode(sig.to_data()), "fingerprint": f.fingerprint,
+        "fingerprint_depth": f.fingerprint_depth,
+        "vectors": (("content", "json-counts", _COMPACT.encode(f.content)),),
         "surface": " ".join(sorted(surface_tokens(sig))),
         "relations": [(i, a.predicate, json.dumps(list(a.args)),
                        int((a.predicate, a.args) in chain)) for i, a in enumerate(sig.relations)],
@@ -100,7 +103,8 @@ def _expected_rows(sig: Signature) -> dict[str, Any]:
 def _rows(data: dict[str, Any]) -> dict[str, Any]:
     p = _prepare(data)
     return {k: getattr(p, k) for k in ("episode_id", "kind", "source_hash", "verified", "text",
-                                       "features", "surface", "relations")}
+                                       "fingerprint", "fingerprint_depth", "vectors", "surface",
+                                       "relations")}
 
 
 def _agree(data: Any) -> str:

@@ -494,6 +494,10 @@ def _tag_ok(t: Any) -> bool:
     return type(t) is str and len(t) <= MAX_TAG and _TAG_FULL.fullmatch(t) is not None
 
 
+_GOOD_PREDICATES: set[str] = set()
+"""Predicate names already seen to match the model's pattern and length (exactly strs; a
+bounded cache: a corpus has few predicates)."""
+
 _CANON_ATOM = re.compile(rf"({_PRED_RE})\(([A-Za-z0-9_,\-]*)\)")
 
 
@@ -521,8 +525,11 @@ def _fast_key(x: Any, roles: dict[str, str]) -> tuple[str, tuple[str, ...]] | No
             return None
     elif type(x) is list and x and type(x[0]) is str:
         pred, args = x[0], tuple(x[1:])
-        if _PRED_FULL.fullmatch(pred) is None:
-            return None
+        if pred not in _GOOD_PREDICATES:
+            if len(pred) > MAX_NAME or _PRED_FULL.fullmatch(pred) is None:
+                return None
+            if len(_GOOD_PREDICATES) < 1 << 16:
+                _GOOD_PREDICATES.add(pred)
     else:
         return None
     if len(pred) > MAX_NAME or len(args) > MAX_ARGS:
@@ -575,18 +582,18 @@ class _Plain:
 
     ``relations``: the (predicate, args) of each relation, distinct and sorted (the model's
     order); ``nodes``: the distinct causal-chain atoms as (predicate, args), in order of first
-    appearance (cause before effect); ``edges``: (cause node, effect node, edge type, sign) of
-    each causal edge in chain order, ``meta`` its (status, the edge fields given); ``texts``:
-    violated_invariant, symptom, fix_operator; ``levels`` / ``surface``: the given fields of
+    appearance (cause before effect), ``names`` their canonical texts; ``edges``: (cause
+    node, effect node, edge type, sign) of each causal edge in chain order, ``meta`` its
+    (status, the edge fields given); ``texts``: violated_invariant, symptom, fix_operator; ``levels`` / ``surface``: the given fields of
     each (all of them when read from a Signature); ``provenance``: its given fields, or the
     Provenance model itself when it holds a time (written in the model's own ISO form);
     ``given``: the top-level fields given."""
 
-    __slots__ = ("episode_id", "kind", "roles", "relations", "nodes", "edges", "meta", "texts",
-                 "levels", "surface", "provenance", "verified", "given")
+    __slots__ = ("episode_id", "kind", "roles", "relations", "nodes", "names", "edges", "meta",
+                 "texts", "levels", "surface", "provenance", "verified", "given")
 
     def __init__(self, episode_id: str, kind: str, roles: dict[str, str],
-                 relations: list[_Key], nodes: list[_Key],
+                 relations: list[_Key], nodes: list[_Key], names: list[str],
                  edges: list[tuple[int, int, str, int]], meta: list[tuple[str, Any]],
                  texts: tuple[str | None, str | None, str | None], levels: dict[str, Any],
                  surface: dict[str, Any], provenance: dict[str, Any] | Provenance,
@@ -596,6 +603,7 @@ class _Plain:
         self.roles = roles
         self.relations = relations
         self.nodes = nodes
+        self.names = names
         self.edges = edges
         self.meta = meta
         self.texts = texts
@@ -617,13 +625,42 @@ class _Plain:
 
 
 def _plain_end(x: Any, roles: dict[str, str], index: dict[_Key, int], nodes: list[_Key],
-               memo: dict[str, int]) -> int | None:
-    """The node of one end of a causal edge (a new one for an atom not seen before), None when
-    it needs the model; an end given as text is read once per signature (``memo``)."""
+               names: list[str], memo: dict[str, int]) -> int | None:
+    """The node of one end of a causal edge (a new one for an atom not seen before, its
+    canonical text appended to ``names``), None when it needs the model; an end given as text
+    is read once per signature (``memo``)."""
     if type(x) is str:
         i = memo.get(x)
         if i is not None:
             return i
+        m = _CANON_ATOM.fullmatch(x)
+        if m is not None:  # pred(A,B) without spaces: its own canonical text (_fast_key, inline)
+            pred, inner = m.groups()
+            if len(pred) > MAX_NAME:
+                return None
+            args: tuple[str, ...] = ()
+            if inner:
+                args = tuple(inner.split(","))
+                if len(args) > MAX_ARGS:
+                    return None
+                for a in args:
+                    if a not in roles:
+                        return None
+            k = (pred, args)
+            name = x
+        else:
+            got = _fast_key(x, roles)
+            if got is None:
+                return None
+            k = got
+            name = f"{k[0]}({','.join(k[1])})"
+        i = index.get(k)
+        if i is None:
+            i = index[k] = len(nodes)
+            nodes.append(k)
+            names.append(name)
+        memo[x] = i
+        return i
     k = _fast_key(x, roles)
     if k is None:
         return None
@@ -631,13 +668,12 @@ def _plain_end(x: Any, roles: dict[str, str], index: dict[_Key, int], nodes: lis
     if i is None:
         i = index[k] = len(nodes)
         nodes.append(k)
-    if type(x) is str:
-        memo[x] = i
+        names.append(f"{k[0]}({','.join(k[1])})")
     return i
 
 
 def _plain_edge(x: Any, roles: dict[str, str], index: dict[_Key, int], nodes: list[_Key],
-                memo: dict[str, int]) -> tuple[int, int, str, int, str, Any] | None:
+                names: list[str], memo: dict[str, int]) -> tuple[int, int, str, int, str, Any] | None:
     """(cause node, effect node, edge type, sign, status, the fields given) of the edge the
     model would build from ``x``, or None to let the model decide."""
     if type(x) is dict:
@@ -675,10 +711,10 @@ def _plain_edge(x: Any, roles: dict[str, str], index: dict[_Key, int], nodes: li
         return None
     if type(status) is not str or status not in _STATUSES:
         return None
-    i = _plain_end(cause, roles, index, nodes, memo)
+    i = _plain_end(cause, roles, index, nodes, names, memo)
     if i is None:
         return None
-    j = _plain_end(effect, roles, index, nodes, memo)
+    j = _plain_end(effect, roles, index, nodes, names, memo)
     if j is None:
         return None
     return i, j, edge, sign, status, fields
@@ -712,12 +748,22 @@ def _fast_plain(data: dict[str, Any]) -> _Plain | None:
             return None
         keys = set()
         for r in rels:
+            if type(r) is list and 1 < len(r) <= MAX_ARGS + 1 and type(r[0]) is str \
+                    and r[0] in _GOOD_PREDICATES:
+                # the usual [predicate, role, ...] (_fast_key, inline)
+                args = tuple(r[1:])
+                for a in args:
+                    if type(a) is not str or a not in roles:
+                        return None
+                keys.add((r[0], args))
+                continue
             k = _fast_key(r, roles)
             if k is None or not k[1]:
                 return None
             keys.add(k)
         relations = sorted(keys)
     nodes: list[_Key] = []
+    names: list[str] = []
     edges: list[tuple[int, int, str, int]] = []
     meta: list[tuple[str, Any]] = []
     if "causal_chain" in data:
@@ -728,7 +774,7 @@ def _fast_plain(data: dict[str, Any]) -> _Plain | None:
         memo: dict[str, int] = {}
         seen = set()
         for x in chain:
-            made = _plain_edge(x, roles, index, nodes, memo)
+            made = _plain_edge(x, roles, index, nodes, names, memo)
             if made is None:
                 return None
             i, j, edge, sign, status, fields = made
@@ -787,8 +833,8 @@ def _fast_plain(data: dict[str, Any]) -> _Plain | None:
     verified = data.get("verified", False)
     if type(verified) is not bool:
         return None
-    return _Plain(eid, kind, dict(roles), relations, nodes, edges, meta, texts, levels, surface,
-                  provenance, verified, set(data))
+    return _Plain(eid, kind, dict(roles), relations, nodes, names, edges, meta, texts, levels,
+                  surface, provenance, verified, set(data))
 
 
 def _fast_signature(data: dict[str, Any]) -> Signature | None:
@@ -840,7 +886,8 @@ def _plain_of(sig: Signature) -> _Plain:
         meta.append((e.status, e.model_fields_set))
     pv = sig.provenance
     return _Plain(sig.episode_id, sig.kind, sig.roles,
-                  [(a.predicate, a.args) for a in sig.relations], nodes, edges, meta,
+                  [(a.predicate, a.args) for a in sig.relations], nodes,
+                  [f"{q}({','.join(a)})" for q, a in nodes], edges, meta,
                   (sig.violated_invariant, sig.symptom, sig.fix_operator), sig.levels.__dict__,
                   {"domain": sig.surface.domain, "entities": sig.surface.entities},
                   pv if pv.time is not None else pv.__dict__, sig.verified,

@@ -276,6 +276,26 @@ def content_features(sig: Signature) -> dict[str, float]:
 
 
 def _content(g: _Graph) -> dict[str, float]:
+    c = _counts(g)
+    return {k: float(c[k]) for k in sorted(c) if c[k]}
+
+
+_COUNT_TEXT = {n: repr(float(n)) for n in range(1, 1025)}
+"""How the JSON encoder writes the float of each small count."""
+
+
+def _content_json(g: _Graph) -> str:
+    """``json.dumps(_content(g), separators=(",", ":"))``, written directly: feature names are
+    made of predicates (the model's identifier pattern), edge types, signs and fixed words, so
+    none needs escaping."""
+    c = _counts(g)
+    text = _COUNT_TEXT
+    return "{" + ",".join([f'"{k}":{text.get(v) or repr(float(v))}' for k in sorted(c)
+                           if (v := c[k])]) + "}"
+
+
+def _counts(g: _Graph) -> dict[str, int]:
+    """The content counts of ``g``, unsorted."""
     nodes = g.nodes
     items = ["rel:" + pred for pred, _args in g.relations]
     # distinct atoms in first-appearance order are exactly the graph's nodes
@@ -288,7 +308,7 @@ def _content(g: _Graph) -> dict[str, float]:
     c: dict[str, int] = {}
     _count_elements(c, items)  # (what Counter.update counts with, into a plain dict)
     _motifs(g, c)
-    return {k: float(c[k]) for k in sorted(c) if c[k]}
+    return c
 
 
 def wl_fingerprint(sig: Signature, depth: int = FINGERPRINT_DEPTH) -> str:
@@ -387,31 +407,40 @@ def _wl_many(gs: Sequence[_Graph], depth: int) -> list[str]:
     starts: list[int] = []
     kinds = _EDGE_KIND
     rel_id, state_id = _ATOM_IDS[True], _ATOM_IDS[False]
+    append = labels.append
     for g in gs:
         base = len(labels)
         starts.append(base)
-        n_roles = len(g.roles)
-        role_node = dict(zip(g.roles, range(base, base + n_roles), strict=True))
+        roles = g.roles
+        n_roles = len(roles)
+        role_node = dict(zip(roles, range(base, base + n_roles)))  # (of equal lengths)
         labels += [_ROLE] * n_roles
+        i = base + n_roles  # the next node
         atom_node: dict[_Key, int] = {}
         for a in g.relations:  # distinct (a signature's relations are deduplicated)
-            i = atom_node[a] = len(labels)
+            atom_node[a] = i
             pred, args = a
             v = rel_id.get(pred)
-            labels.append(v if v is not None else _atom_id(pred, True))
-            for pos, tag in enumerate(args):
+            append(v if v is not None else _atom_id(pred, True))
+            pos = 0
+            for tag in args:
                 ends += (i, role_node[tag], pos)
+                pos += 1
+            i += 1
         chain_node = []  # graph node of each distinct causal atom (an asserted one is shared)
         for a in g.nodes:
-            i = atom_node.get(a)
-            if i is None:
-                i = len(labels)
+            j = atom_node.get(a)
+            if j is None:
                 pred, args = a
                 v = state_id.get(pred)
-                labels.append(v if v is not None else _atom_id(pred, False))
-                for pos, tag in enumerate(args):
+                append(v if v is not None else _atom_id(pred, False))
+                pos = 0
+                for tag in args:
                     ends += (i, role_node[tag], pos)
-            chain_node.append(i)
+                    pos += 1
+                j = i
+                i += 1
+            chain_node.append(j)
         for src, dst, edge, sign in g.edges:
             ends += (chain_node[src], chain_node[dst], kinds[edge, sign])
     cur = np.array(labels, dtype=np.uint64)
@@ -498,6 +527,13 @@ def _features_of(gs: Sequence[_Graph], depth: int = FINGERPRINT_DEPTH) -> list[E
     fps = _wl_many(gs, depth)
     return [EpisodeFeatures(content=_content(g), fingerprint=fp, fingerprint_depth=depth)
             for g, fp in zip(gs, fps, strict=True)]
+
+
+def _stored_features(gs: Sequence[_Graph]) -> list[tuple[str, str]]:
+    """(content counts as compact JSON, WL fingerprint at the default depth) of each of ``gs``:
+    what a store writes of :func:`_features_of`, without the float dicts."""
+    fps = _wl_many(gs, FINGERPRINT_DEPTH)
+    return [(_content_json(g), fp) for g, fp in zip(gs, fps, strict=True)]
 
 
 _WORD = re.compile(r"[a-z0-9]{3,}")

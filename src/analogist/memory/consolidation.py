@@ -147,7 +147,7 @@ class SchemasVocabulary:
                   (sid, *nsp))
         c.execute(_child_sql("INSERT INTO sig_fingerprint(signature_id, fingerprint, depth{ns}) "
                              "VALUES (?, ?, ?{nsq})", with_ns),
-                  (sid, p.features.fingerprint, p.features.fingerprint_depth, *nsp))
+                  (sid, p.fingerprint, p.fingerprint_depth, *nsp))
         return sid
 
     def update_signature(self, sig: Signature | Mapping[str, Any], *,

@@ -35,7 +35,7 @@ from analogist.memory.records import (
     _Prepared,
     _validated,
 )
-from analogist.signature import Signature, _Plain, _plain_of, loads_signature
+from analogist.signature import Signature, _fast_plain, _Plain, _plain_of, loads_signature
 
 # -- collector pauses ----------------------------------------------------------------------
 _GC_LOCK = threading.Lock()
@@ -93,19 +93,28 @@ class Episodes:
         sids = builtins.list(range(first, first + len(batch)))
         # (a file at an older schema — only while tests pose as an older release — has no
         # surface column)
-        surface = self._version >= 3
-        c.executemany(
-            "INSERT INTO signatures(id, namespace, episode_id, kind, json, source_hash, "
-            f"created_at, verified{', surface' if surface else ''}) VALUES "
-            f"(?, ?, ?, ?, ?, ?, ?, ?{', ?' if surface else ''})",
-            [(sid, namespace, p.episode_id, p.kind, p.text, p.source_hash, now, int(p.verified),
-              *((p.surface,) if surface else ())) for sid, p in zip(sids, batch, strict=True)])
+        if self._version >= 3:
+            c.executemany(
+                "INSERT INTO signatures(id, namespace, episode_id, kind, json, source_hash, "
+                "created_at, verified, surface) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(sid, namespace, p.episode_id, p.kind, p.text, p.source_hash, now,
+                  int(p.verified), p.surface) for sid, p in zip(sids, batch, strict=True)])
+        else:  # (a file at an older schema — only while tests pose as an older release)
+            c.executemany(
+                "INSERT INTO signatures(id, namespace, episode_id, kind, json, source_hash, "
+                "created_at, verified) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(sid, namespace, p.episode_id, p.kind, p.text, p.source_hash, now,
+                  int(p.verified)) for sid, p in zip(sids, batch, strict=True)])
         # the child rows carry the namespace (schema v5): the tables are partitioned by it
         with_ns = self._version >= _NS_VERSION
         ns = (namespace,) if with_ns else ()
-        c.executemany(_child_sql(_RELATIONS_SQL, with_ns),
-                      [(sid, *r, *ns) for sid, p in zip(sids, batch, strict=True)
-                       for r in p.relations])
+        if with_ns:
+            rel_rows = [(sid, i, q, a, u, namespace) for sid, p in zip(sids, batch, strict=True)
+                        for i, q, a, u in p.relations]
+        else:
+            rel_rows = [(sid, *r) for sid, p in zip(sids, batch, strict=True)
+                        for r in p.relations]
+        c.executemany(_child_sql(_RELATIONS_SQL, with_ns), rel_rows)
         c.executemany(
             _child_sql("INSERT INTO sig_vectors(signature_id, channel, format, data{ns}) "
                        "VALUES (?, ?, ?, ?{nsq})", with_ns),
@@ -114,7 +123,7 @@ class Episodes:
         c.executemany(
             _child_sql("INSERT INTO sig_fingerprint(signature_id, fingerprint, depth{ns}) "
                        "VALUES (?, ?, ?{nsq})", with_ns),
-            [(sid, p.features.fingerprint, p.features.fingerprint_depth, *ns)
+            [(sid, p.fingerprint, p.fingerprint_depth, *ns)
              for sid, p in zip(sids, batch, strict=True)])
         return sids
 
@@ -220,7 +229,8 @@ class Episodes:
                         sig = _validated(rec)
                         p, rows = _plain_of(sig), _embedding_rows(embed(sig))
                     else:  # no model objects built for a record the fast path reads
-                        p, rows = _plain_record(rec), []
+                        got = _fast_plain(rec) if type(rec) is dict else None
+                        p, rows = (got if got is not None else _plain_record(rec)), []
                 except AnalogistError as e:
                     raise _at(e, i) from None
                 eid = p.episode_id

@@ -16,7 +16,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from analogist.errors import AnalogistError, SignatureError
-from analogist.index.features import EpisodeFeatures, _content_words, _features_of
+from analogist.index.features import (
+    FINGERPRINT_DEPTH,
+    EpisodeFeatures,
+    _content_words,
+    _stored_features,
+)
 from analogist.signature import (
     _LEVEL_FIELDS,
     _PROV_FIELDS,
@@ -80,8 +85,9 @@ class StoredEpisode:
 
 class _Prepared(NamedTuple):
     """The rows of one episode, ready to insert: its ``signatures`` columns, the compact
-    canonical JSON ``text``, features, vector rows, surface tokens and relation rows
-    (position, predicate, args JSON, whether the causal chain uses it) without the row id.
+    canonical JSON ``text``, fingerprint, vector rows (content counts first), surface tokens
+    and relation rows (position, predicate, args JSON, whether the causal chain uses it)
+    without the row id.
     (A named tuple: a bulk add makes thousands a second.)"""
 
     episode_id: str
@@ -89,7 +95,8 @@ class _Prepared(NamedTuple):
     source_hash: str | None
     verified: bool
     text: str
-    features: EpisodeFeatures
+    fingerprint: str
+    fingerprint_depth: int
     vectors: tuple[tuple[str, str, bytes | str], ...]
     surface: str
     relations: list[tuple[int, str, str, int]]
@@ -241,7 +248,7 @@ def _plain_json(p: _Plain) -> str:
     own JSON form and the encoder."""
     enc = _STR
     roles = p.roles
-    text = [f"{q}({','.join(a)})" for q, a in p.nodes]
+    text = p.names
     edges = []
     for (i, j, t, sign), (status, _f) in zip(p.edges, p.meta, strict=True):
         sign_text = _SIGN_TEXT[sign] if type(sign) is int else _COMPACT.encode(sign)
@@ -288,37 +295,35 @@ def _plain_json(p: _Plain) -> str:
 def _prepare(record: Any, features: Any = None, embeddings: Any = None) -> _Prepared:
     p = _plain_record(record)
     if features is None:
-        return _assemble(p, _features_of([p])[0], _embedding_rows(embeddings))
+        content, fp = _stored_features([p])[0]
+        return _assemble(p, content, fp, FINGERPRINT_DEPTH, _embedding_rows(embeddings))
     feats = _check_features(features)
-    return _assemble(p, feats, _embedding_rows(embeddings),
-                     {k: float(v) for k, v in sorted(feats.content.items())})
+    return _assemble(p, _COMPACT.encode({k: float(v) for k, v in sorted(feats.content.items())}),
+                     feats.fingerprint, feats.fingerprint_depth, _embedding_rows(embeddings))
 
 
 def _prepare_many(items: Sequence[tuple[_Plain, list[tuple[str, str, bytes]]]]
                   ) -> list[_Prepared]:
     """Prepared records of validated signatures (as plain values) with their checked embedding
     rows, the features of all of them computed in one pass."""
-    feats = _features_of([p for p, _rows in items])
-    return [_assemble(p, f, rows) for (p, rows), f in zip(items, feats, strict=True)]
+    feats = _stored_features([p for p, _rows in items])
+    return [_assemble(p, content, fp, FINGERPRINT_DEPTH, rows)
+            for (p, rows), (content, fp) in zip(items, feats, strict=True)]
 
 
-def _assemble(p: _Plain, feats: EpisodeFeatures, embedding_rows: list[tuple[str, str, bytes]],
-              content: dict[str, float] | None = None) -> _Prepared:
-    """The rows of a validated signature with checked features and embedding rows; ``content``:
-    the counts as written (float counts, keys sorted: what the features give, the default)."""
-    if content is None:
-        content = feats.content
-    vectors: list[tuple[str, str, bytes | str]] = [("content", "json-counts",
-                                                    _COMPACT.encode(content))]
-    vectors.extend(embedding_rows)
+def _assemble(p: _Plain, content: str, fingerprint: str, depth: int,
+              embedding_rows: list[tuple[str, str, bytes]]) -> _Prepared:
+    """The rows of a validated signature with its content counts (compact JSON, keys sorted,
+    float counts), fingerprint and checked embedding rows."""
+    vectors = (("content", "json-counts", content), *embedding_rows)
     chain = set(p.nodes)
     # args: the JSON list of role tags as json.dumps writes it (tags are plain ASCII
     # identifiers, so nothing needs escaping); a relation has at least one role argument
     relations = [(i, k[0], '["' + '", "'.join(k[1]) + '"]', int(k in chain))
                  for i, k in enumerate(p.relations)]
-    # compact canonical JSON: one encode call (the pretty text is for people, not the store)
-    return _Prepared(p.episode_id, p.kind, p.source_hash(), p.verified,
-                     _plain_json(p), feats, tuple(vectors),
+    # compact canonical JSON (the pretty text is for people, not the store)
+    return _Prepared(p.episode_id, p.kind, p.source_hash(), p.verified, _plain_json(p),
+                     fingerprint, depth, vectors,
                      " ".join(sorted(_content_words(p.surface_text()))), relations)
 
 
