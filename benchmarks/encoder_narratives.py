@@ -12,6 +12,8 @@ ranking.
 Reported per variant (full / no outcome):
 
 * ``partner_first`` — the other-domain story of the same mechanism ranks first;
+  ``partner_mrr`` — the mean reciprocal rank of the partner (0 when not returned), which moves
+  before ``partner_first`` does;
 * ``above_both_decoys`` — the partner ranks above both of the story's own decoys (a decoy that
   is not returned counts as below);
 * ``decoy_transfers`` — how many of the story's own decoys the judge would transfer from
@@ -259,6 +261,8 @@ def run(stories: list[dict[str, Any]], work: Path) -> dict[str, Any]:
             n = len(rows)
             out["variants"][variant] = {
                 "partner_first": round(sum(r["partner_first"] for r in rows) / n, 4),
+                "partner_mrr": round(sum(1 / r["partner_rank"] for r in rows
+                                         if r["partner_rank"]) / n, 4),
                 "above_both_decoys": round(sum(r["above_both_decoys"] for r in rows) / n, 4),
                 "analogue_first": round(sum(r["analogue_first"] for r in rows) / n, 4),
                 "analogue_above_both_decoys": round(
@@ -334,12 +338,13 @@ def main() -> None:
     if not a.no_plot:
         _plot(out, a.out.with_suffix(".png"))
     t = Table(title="cross-domain narratives")
-    for c in ("variant", "partner first", "above both decoys", "analogue first",
+    for c in ("variant", "partner first", "partner MRR", "above both decoys", "analogue first",
               "analogue above decoys", "decoy transfers",
               "first w/o minimal", "above surface"):
         t.add_column(c)
     for v, r in out["variants"].items():
-        t.add_row(v, f"{r['partner_first']:.2f}", f"{r['above_both_decoys']:.2f}",
+        t.add_row(v, f"{r['partner_first']:.2f}", f"{r['partner_mrr']:.3f}",
+                  f"{r['above_both_decoys']:.2f}",
                   f"{r['analogue_first']:.2f}", f"{r['analogue_above_both_decoys']:.2f}",
                   str(r["decoy_transfers"]), f"{r['partner_first_without_minimal']:.2f}",
                   f"{r['partner_above_surface']:.2f}")
