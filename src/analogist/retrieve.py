@@ -10,6 +10,9 @@ Forbus, Gentner & Law (1995), MAC/FAC; seed 000 §6–§9. Two stages over one n
    the role–relation graph equals the target's, and, when an :class:`~analogist.index.embed.
    Embedder` is given and the episodes carry level embeddings, the cosine of the abstract-level
    texts. A channel that has nothing to say for an episode is skipped for it, never faked.
+   Without the embedding channel the shortlist is found by an exact top-k over the content
+   index (:meth:`~analogist.index.content.ContentIndex.top`): the same rows and scores as
+   scoring every episode, without reading every episode's entries.
 2. **FAC** (few are chosen): the structure-mapping engine maps each shortlisted episode (base)
    onto the target (at least as many as the ``k`` results asked for); candidates rank by the
    normalized structural score — the mapping's score over the target's self-match score, i.e.
@@ -86,7 +89,8 @@ QUERY_EMBEDDINGS = 1024
 _log = logging.getLogger("analogist.retrieve")
 
 __all__ = ["COMPILED_CACHE", "DecoyProbe", "FindResult", "Hit", "LEVEL_CHANNELS",
-           "QUERY_EMBEDDINGS", "RetrieveParams", "Retriever", "level_embeddings", "surface_tokens"]
+           "QUERY_EMBEDDINGS", "RetrieveParams", "Retriever", "Stage1", "level_embeddings",
+           "surface_tokens"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +198,22 @@ class Hit:
             "role_map": dict(self.report.role_map),
             "report": self.report.to_json(),
         }
+
+
+@dataclass(frozen=True, slots=True)
+class Stage1:
+    """The best rows of stage 1 for one target (:meth:`Retriever.stage1`)."""
+
+    ids: np.ndarray
+    """Every row's episode id (row position → id), in id order."""
+    rows: np.ndarray
+    """Positions of the best rows, best first."""
+    fused: np.ndarray
+    """Their fused stage-1 scores."""
+    channels: dict[str, np.ndarray]
+    """Channel → each best row's score in it."""
+    skipped: list[str]
+    """Channels skipped, with the reason."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -610,6 +630,52 @@ class Retriever:
         return self._remember(sid, ep, self._state[0] if self._state is not None else 0)
 
     # -- stage 1 -----------------------------------------------------------------------------
+    def _embedding_levels(self, target: Signature, skipped: list[str]
+                          ) -> tuple[list[str], dict[str, str]]:
+        """The levels the embedding channel scores ``target`` on and the target's level texts
+        (``[]`` when the channel is off for it, the reason added to ``skipped``)."""
+        if self.embedder is None:
+            skipped.append("embedding channel: no embedder configured or no stored level "
+                           "embeddings")
+            return [], {}
+        if not self._embeddings and not self._pgv:
+            skipped.append("embedding channel: no stored episode has level embeddings")
+            return [], {}
+        from analogist.index.embed import abstract_texts  # the embedder package: httpx
+
+        texts = abstract_texts(target)
+        have = self._pgv or self._embeddings
+        used = [ch for ch in LEVEL_CHANNELS if ch in texts and ch in have]
+        if not used:
+            skipped.append("embedding channel: the target has no L1-L3 levels")
+        return used, texts
+
+    def stage1(self, target: Signature, k: int, *, positive: bool = True) -> Stage1:
+        """The ``k`` best rows of stage 1 (ties by id; only positive fused scores when
+        ``positive``): the same rows and numbers as :meth:`mac` followed by a partial sort,
+        but without scoring every row when the embedding channel is off for the target
+        (:meth:`ContentIndex.top <analogist.index.content.ContentIndex.top>`, exact)."""
+        self.refresh()
+        idx = self._index
+        assert idx is not None
+        p = self.params
+        skipped: list[str] = []
+        used, _texts = self._embedding_levels(target, skipped)
+        if not used:
+            feats = extract_features(target)
+            bonus = idx.rows_with_code(idx.fingerprint_code(feats.fingerprint))
+            got = idx.content.top(feats.content, k, weight=p.w_content, bonus_rows=bonus,
+                                  bonus=p.w_fingerprint)
+            if got is not None:
+                rows, cos, fused = got
+                fp = np.isin(rows, bonus).astype(np.float64)
+                return Stage1(idx.ids, rows, fused, {"content": cos, "fingerprint": fp},
+                              skipped)
+        ids, fused, channels, skipped = self.mac(target)
+        rows = _top(fused, k, positive=positive)
+        return Stage1(ids, rows, fused[rows], {name: v[rows] for name, v in channels.items()},
+                      skipped)
+
     def mac(self, target: Signature) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray],
                                                list[str]]:
         """Stage 1 over every episode: ``(ids, fused, per-channel scores, skipped notes)``."""
@@ -625,40 +691,28 @@ class Retriever:
         channels["fingerprint"] = fp
         fused = np.multiply(channels["content"], p.w_content)
         fused += p.w_fingerprint * fp  # in place: the same sum as a*x + b*y, one array less
-        if self.embedder is None:
-            skipped.append("embedding channel: no embedder configured or no stored level "
-                           "embeddings")
-        elif not self._embeddings and not self._pgv:
-            skipped.append("embedding channel: no stored episode has level embeddings")
-        else:
-            from analogist.index.embed import abstract_texts  # the embedder package: httpx
-
-            texts = abstract_texts(target)
-            have = self._pgv or self._embeddings
-            used = [ch for ch in LEVEL_CHANNELS if ch in texts and ch in have]
-            if not used:
-                skipped.append("embedding channel: the target has no L1-L3 levels")
+        used, texts = self._embedding_levels(target, skipped)
+        if used:
+            qv = self._embed_queries([texts[ch] for ch in used])
+            if self._pgv:  # the k nearest per level from the database's HNSW index
+                emb = pg_vector.channel_scores(self.memory, self.namespace, ids, used, qv,
+                                               p.pgvector, prior=fused)
             else:
-                qv = self._embed_queries([texts[ch] for ch in used])
-                if self._pgv:  # the k nearest per level from the database's HNSW index
-                    emb = pg_vector.channel_scores(self.memory, self.namespace, ids, used, qv,
-                                                   p.pgvector, prior=fused)
-                else:
-                    emb = np.zeros(len(ids), dtype=np.float64)
-                    cnt = np.zeros(len(ids), dtype=np.float64)
-                    for ch, q in zip(used, qv, strict=True):
-                        chan = self._embeddings[ch]
-                        rows = chan.rows  # unique positions: a plain += adds each once
-                        ann = self._ann.get(ch)
-                        if ann is None:
-                            emb[rows] += chan.mat @ q.astype(np.float32)
-                        else:  # approximate: only the k nearest rows score (see index.ann)
-                            near, sims = ann[2].search(q)
-                            np.add.at(emb, near, sims)
-                        cnt[rows] += 1.0
-                    emb = np.divide(emb, cnt, out=np.zeros_like(emb), where=cnt > 0)
-                channels["embedding"] = emb
-                fused += p.w_embedding * emb
+                emb = np.zeros(len(ids), dtype=np.float64)
+                cnt = np.zeros(len(ids), dtype=np.float64)
+                for ch, q in zip(used, qv, strict=True):
+                    chan = self._embeddings[ch]
+                    rows = chan.rows  # unique positions: a plain += adds each once
+                    ann = self._ann.get(ch)
+                    if ann is None:
+                        emb[rows] += chan.mat @ q.astype(np.float32)
+                    else:  # approximate: only the k nearest rows score (see index.ann)
+                        near, sims = ann[2].search(q)
+                        np.add.at(emb, near, sims)
+                    cnt[rows] += 1.0
+                emb = np.divide(emb, cnt, out=np.zeros_like(emb), where=cnt > 0)
+            channels["embedding"] = emb
+            fused += p.w_embedding * emb
         return ids, fused, channels, skipped
 
     # -- the whole query ---------------------------------------------------------------------
@@ -682,30 +736,32 @@ class Retriever:
             k = p.k
         elif isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
             raise AnalogistError(f"find: k must be a positive whole number of results, not {k!r}")
-        ids, fused, channels, skipped = self.mac(target)
-        t1 = time.perf_counter()
-        target_desc = compile_signature(target, self.vocab)
-        target_total = self_score(target_desc, p.judge.sme)
-
         # stage 2 maps at least as many candidates as are asked for: a shortlist shorter than
         # ``k`` could never return ``k`` results, and an analogue that stage 1 placed below the
         # shortlist would be missing from the answer, not ranked low in it
         shortlist = max(p.shortlist, k)
-        # one partial sort over all rows serves the shortlist and the decoy probe's pool
-        pooled = p.decoy_probe and len(ids) > p.exhaustive_probe_limit
-        ranked = _top(fused, max(shortlist, p.probe_pool) if pooled else shortlist,
-                      positive=not pooled)
-        top_rows = ranked[:shortlist]
+        # one top-k serves the shortlist and the decoy probe's pool
+        self.refresh()
+        assert self._index is not None
+        pooled = p.decoy_probe and len(self._index) > p.exhaustive_probe_limit
+        s1 = self.stage1(target, max(shortlist, p.probe_pool) if pooled else shortlist,
+                         positive=not pooled)
+        ids, ranked, skipped = s1.ids, s1.rows, s1.skipped
+        t1 = time.perf_counter()
+        target_desc = compile_signature(target, self.vocab)
+        target_total = self_score(target_desc, p.judge.sme)
+        top = np.arange(min(shortlist, len(ranked)))
         if pooled:
-            top_rows = top_rows[fused[top_rows] > 0]
-        short = [(int(ids[j]), int(j)) for j in top_rows]
+            top = top[s1.fused[top] > 0]
+        short = [(int(ids[ranked[i]]), int(i)) for i in top]
         hits: list[Hit] = []
         hits += self._schema_hits(target, target_desc, target_total)
-        self._prefetch([sid for sid, _j in short])
-        for sid, j in short:
+        self._prefetch([sid for sid, _i in short])
+        for sid, i in short:
             try:
-                hits.append(self._fac(sid, target, target_desc, target_total, float(fused[j]),
-                                      {name: float(v[j]) for name, v in channels.items()}))
+                hits.append(self._fac(sid, target, target_desc, target_total,
+                                      float(s1.fused[i]),
+                                      {name: float(v[i]) for name, v in s1.channels.items()}))
             except AnalogistError as e:
                 # one unreadable episode must not take every query down with it
                 skipped.append(f"episode {sid}: {e}")
@@ -725,7 +781,7 @@ class Retriever:
         results = tuple(hits[:k])
         decoy = None
         if p.decoy_probe and len(ids):
-            decoy = self._probe(target, target_desc, target_total, ids, fused,
+            decoy = self._probe(target, target_desc, target_total, ids,
                                 {h.id for h in results if h.score >= p.min_score} | itself,
                                 pool=ranked[:p.probe_pool] if pooled else None)
         t3 = time.perf_counter()
@@ -753,7 +809,7 @@ class Retriever:
         if parametric is not None:
             par = self._parametric(parametric, target, skipped)
         return FindResult(target.episode_id, no_match, results, decoy,
-                          tuple(channels), tuple(skipped), timings, log_id, par)
+                          tuple(s1.channels), tuple(skipped), timings, log_id, par)
 
     def _query_itself(self, target: Signature, hits: list[Hit]) -> set[int]:
         """The stored rows that are the query itself: the episode with the query's episode id,
@@ -851,11 +907,12 @@ class Retriever:
         return out
 
     def _probe(self, target: Signature, target_desc: Description, target_total: float,
-               ids: np.ndarray, fused: np.ndarray, accepted: set[int], *,
+               ids: np.ndarray, accepted: set[int], *,
                pool: np.ndarray | None = None) -> DecoyProbe | None:
         """Map the most surface-similar episode not accepted; would the judge take it?
-        ``pool``: the positions of the best ``probe_pool`` rows by ``fused``, when the caller
-        has them already (the shortlist's partial sort)."""
+        ``pool``: the positions of the best ``probe_pool`` rows by stage 1, when the caller has
+        them already (the shortlist's top-k); the probe of a namespace larger than
+        ``exhaustive_probe_limit`` ranks them itself otherwise."""
         p = self.params
         tt = surface_tokens(target)
         if not tt:
@@ -866,8 +923,9 @@ class Retriever:
             words = self._surfaces
             pool_ids = [int(x) for x in ids]
         else:
-            rows = _top(fused, p.probe_pool, positive=False) if pool is None else pool
-            pool_ids = [int(ids[j]) for j in rows]
+            if pool is None:  # rank the pool here (the caller has no top-k of that size)
+                pool = self.stage1(target, p.probe_pool, positive=False).rows
+            pool_ids = [int(ids[j]) for j in pool]
             words = self.memory.surface_words([s for s in pool_ids if s not in accepted],
                                               self.namespace)
         best: tuple[float, int] | None = None

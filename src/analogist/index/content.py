@@ -14,7 +14,9 @@ columns: a query is a sparse matrix–vector product over those columns (one vec
 scatter-add per query feature; no Python loop over episodes). Rows added later (ids above every
 stored one) are merged into the column order without re-sorting (:meth:`ContentIndex.append`),
 and the whole index saves to and loads from a directory of ``.npy`` files
-(:meth:`ContentIndex.save`, :meth:`ContentIndex.load`).
+(:meth:`ContentIndex.save`, :meth:`ContentIndex.load`). :meth:`ContentIndex.top` finds the best
+rows of a query exactly without scoring every row: it bounds what each query column can add,
+reads the rare columns whole and the common ones only for the rows still in the running.
 
 IDF is the smoothed ``log((1 + N) / (1 + df)) + 1`` (a feature in every row gets weight 1, rarer
 ones more); term frequency is the raw count, or ``1 + log(count)`` with ``sublinear_tf``. A
@@ -35,6 +37,12 @@ import numpy as np
 from analogist.errors import AnalogistError
 
 __all__ = ["ContentIndex", "ContentIndexError"]
+
+SEED_AT = 0.5
+""":meth:`ContentIndex.top` scores its first candidates exactly once the columns not yet added
+could add at most this much to a cosine."""
+DENSE_SHARE = 8
+"""A column in at least one row of this many has a dense copy for :meth:`ContentIndex.top`."""
 
 
 class ContentIndexError(AnalogistError):
@@ -80,6 +88,12 @@ class ContentIndex:
         self._indptr = np.zeros(1, dtype=np.int64)
         self._indices = np.zeros(0, dtype=np.int64)
         self._counts = np.zeros(0, dtype=np.float64)
+        # column → its largest weight (the bound of :meth:`top`), filled per queried column
+        self._colmax: dict[int, float] = {}
+        # column → its dense copy (:meth:`_dense`), made on first use
+        self._dense_cols: dict[int, np.ndarray] = {}
+        # zeroed row-length buffers for :meth:`top`, one per concurrent query
+        self._scratch: list[np.ndarray] = []
         self.add_many(ids, features)
 
     # -- construction ----------------------------------------------------------------------
@@ -241,9 +255,12 @@ class ContentIndex:
         if self._col_ptr[-1] != nnz:
             raise ContentIndexError("the document frequencies do not fit the matrix",
                                     source=str(d))
-        self._csc_src, self._csc_rows, self._csc_data = (arrays["csc_src"], arrays["csc_rows"],
-                                                         arrays["csc_data"])
+        # plain views of the mapped files: slicing a memmap goes through Python on every call
+        self._csc_src, self._csc_rows, self._csc_data = (
+            np.asarray(arrays["csc_src"]), np.asarray(arrays["csc_rows"]),
+            np.asarray(arrays["csc_data"]))
         self._row_of_a = self._data_a = None  # derived on first use (queries never need them)
+        self._colmax, self._dense_cols, self._scratch = {}, {}, []
         return self
 
     def add_many(self, ids: Iterable[int], features: Iterable[Mapping[str, float]]) -> None:
@@ -337,6 +354,7 @@ class ContentIndex:
         self._df = np.bincount(self._indices, minlength=v).astype(np.float64)
         self._idf = np.log((1.0 + len(self._ids)) / (1.0 + self._df)) + 1.0
         self._row_of_a = self._data_a = None
+        self._colmax, self._dense_cols, self._scratch = {}, {}, []
         self._csc_src = np.argsort(self._indices, kind="stable") if csc_src is None else csc_src
         self._col_ptr = np.concatenate([[0], np.cumsum(self._df.astype(np.int64))]).astype(
             np.int64)
@@ -407,36 +425,226 @@ class ContentIndex:
                                                           self._data[a:b].tolist(), strict=True)}
 
     # -- queries ---------------------------------------------------------------------------
-    def scores(self, features: Mapping[str, float]) -> np.ndarray:
-        """Cosine of the query against every row, aligned with :attr:`ids`."""
+    def _query_weights(self, features: Mapping[str, float]
+                       ) -> tuple[np.ndarray, np.ndarray, float] | None:
+        """The query's known columns (increasing), their weights and the query's squared norm
+        (its unknown features included); None for an empty query or index."""
         q = _check_features(features, "query")
         n = len(self._ids)
-        scores = np.zeros(n, dtype=np.float64)
         if not q or n == 0:
-            return scores
+            return None
         known = sorted((self._vocab[k], v) for k, v in q.items() if k in self._vocab)
         unknown = np.asarray([v for k, v in q.items() if k not in self._vocab], dtype=np.float64)
         unseen_idf = math.log(1.0 + n) + 1.0
         qn2 = float(np.sum((self._tf(unknown) * unseen_idf) ** 2)) if len(unknown) else 0.0
+        cols = np.asarray([c for c, _v in known], dtype=np.int64)
+        qw = self._tf(np.asarray([v for _c, v in known], dtype=np.float64)) * self._idf[cols]
         if known:
-            cols = np.asarray([c for c, _v in known], dtype=np.int64)
-            qw = self._tf(np.asarray([v for _c, v in known], dtype=np.float64)) * self._idf[cols]
             qn2 += float(np.sum(qw * qw))
-            ptr, rows, data = self._col_ptr, self._csc_rows, self._csc_data
-            # the sparse product over the query's columns, one scatter-add per column, in
-            # column order (each row's sum is accumulated in the same order as a bincount
-            # over the concatenated columns would: the scores are the same to the last bit)
-            for c, w in zip(cols.tolist(), qw.tolist(), strict=True):
-                a, b = int(ptr[c]), int(ptr[c + 1])
-                if a < b:
-                    r = rows[a:b]
-                    scores[r] += data[a:b] * w
+        return cols, qw, qn2
+
+    def scores(self, features: Mapping[str, float]) -> np.ndarray:
+        """Cosine of the query against every row, aligned with :attr:`ids`."""
+        n = len(self._ids)
+        scores = np.zeros(n, dtype=np.float64)
+        got = self._query_weights(features)
+        if got is None:
+            return scores
+        cols, qw, qn2 = got
+        ptr, rows, data = self._col_ptr, self._csc_rows, self._csc_data
+        # the sparse product over the query's columns, one scatter-add per column, in column
+        # order (each row's sum is accumulated in the same order as a bincount over the
+        # concatenated columns would: the scores are the same to the last bit)
+        for c, w in zip(cols.tolist(), qw.tolist(), strict=True):
+            a, b = int(ptr[c]), int(ptr[c + 1])
+            if a < b:  # unbuffered, in entry order: as ``scores[r] += ...``, but faster
+                np.add.at(scores, rows[a:b], data[a:b] * w)
         if qn2 <= 0:
             return np.zeros(n, dtype=np.float64)
         # in place: a fresh array per step costs more than the arithmetic (each one's pages
         # are faulted in anew at a million rows)
         np.divide(scores, math.sqrt(qn2), out=scores)
         return np.minimum(scores, 1.0, out=scores)
+
+    def scores_at(self, positions: np.ndarray, features: Mapping[str, float]) -> np.ndarray:
+        """:meth:`scores` of the rows at ``positions`` (increasing, unique) only: the same
+        numbers to the last bit (each row's products added in the same column order), found
+        by binary search in each query column instead of a pass over every row."""
+        got = self._query_weights(features)
+        pos = np.asarray(positions, dtype=np.int64)
+        if got is None or got[2] <= 0:
+            return np.zeros(len(pos), dtype=np.float64)
+        return self._cosines_at(pos, *got)
+
+    def _cosines_at(self, pos: np.ndarray, cols: np.ndarray, qw: np.ndarray,
+                    qn2: float) -> np.ndarray:
+        out = np.zeros(len(pos), dtype=np.float64)
+        ptr, rows, data = self._col_ptr, self._csc_rows, self._csc_data
+        if len(pos):
+            for c, w in zip(cols.tolist(), qw.tolist(), strict=True):
+                dense = self._dense(c)
+                if dense is not None:  # 0.0 for a row without the feature: x + 0.0 is x
+                    out += dense[pos] * w
+                    continue
+                a, b = int(ptr[c]), int(ptr[c + 1])
+                if a == b:
+                    continue
+                r = rows[a:b]  # the column's rows, increasing
+                i = np.searchsorted(r, pos)
+                np.minimum(i, b - a - 1, out=i)
+                hit = r[i] == pos
+                out[hit] += data[a:b][i[hit]] * w
+        np.divide(out, math.sqrt(qn2), out=out)
+        return np.minimum(out, 1.0, out=out)
+
+    def _dense(self, c: int) -> np.ndarray | None:
+        """Column ``c`` as a row-length array (0.0 where a row lacks the feature), for a
+        column in at least 1/:data:`DENSE_SHARE` of the rows (kept once made); else None."""
+        ptr = self._col_ptr
+        a, b = int(ptr[c]), int(ptr[c + 1])
+        n = len(self._ids)
+        if (b - a) * DENSE_SHARE < n or n == 0:
+            return None
+        got = self._dense_cols.get(c)
+        if got is None:
+            got = np.zeros(n, dtype=np.float64)
+            got[self._csc_rows[a:b]] = self._csc_data[a:b]
+            self._dense_cols[c] = got
+        return got
+
+    def _column_max(self, cols: np.ndarray) -> np.ndarray:
+        """The largest weight of each of ``cols`` (computed once per column and weighting)."""
+        have, ptr, data = self._colmax, self._col_ptr, self._csc_data
+        out = np.empty(len(cols), dtype=np.float64)
+        for i, c in enumerate(cols.tolist()):
+            m = have.get(c)
+            if m is None:
+                a, b = int(ptr[c]), int(ptr[c + 1])
+                m = have[c] = float(data[a:b].max()) if a < b else 0.0
+            out[i] = m
+        return out
+
+    def top(self, features: Mapping[str, float], k: int, *, weight: float = 1.0,
+            bonus_rows: np.ndarray | None = None, bonus: float = 0.0
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The ``k`` best rows by ``fused = weight * cosine + bonus * [row in bonus_rows]``,
+        exactly as a pass over every row would rank them (ties by position ascending), without
+        scoring every row: ``(positions best first, their cosines, their fused scores)``, the
+        numbers equal to the last bit to those of :meth:`scores`. None when the answer would
+        hold a row whose fused score is not positive, when no row shares a feature with the
+        query, when ``k`` covers every row or a weight is not positive: the caller then scores
+        every row. ``bonus_rows``: increasing positions.
+
+        How (an exact max-score top-k): a query column can add at most its weight times the
+        column's largest entry to a row's cosine. Columns are added into a row-length buffer
+        rarest first. Once what the columns not yet added could still give is at most
+        :data:`SEED_AT`, the ``k`` best rows so far (and every bonus row) are scored exactly:
+        their ``k``-th fused score is a floor the answer's cannot be below. Columns are added
+        until the bound of the rest is below the floor, so that no row outside the added ones
+        can reach it; of the rows inside, those whose partial sum plus that rest is below the
+        floor are dropped, and the common columns left are read for the remaining rows only
+        (from a dense copy of each), dropping rows as their bound falls below the floor. The
+        survivors are scored exactly (each row's products added in column order, as
+        :meth:`scores` adds them)."""
+        n = len(self._ids)
+        if k <= 0 or k >= n or weight <= 0 or bonus < 0 or self.sublinear_tf:
+            return None
+        got = self._query_weights(features)
+        if got is None or got[2] <= 0 or not len(got[0]):
+            return None
+        cols, qw, qn2 = got
+        qn = math.sqrt(qn2)
+        brows = np.zeros(0, dtype=np.int64) if bonus_rows is None or bonus <= 0 else \
+            np.asarray(bonus_rows, dtype=np.int64)
+        ptr, rows, data = self._col_ptr, self._csc_rows, self._csc_data
+        # bounds on each column's share of a cosine, rounded up (a margin far above the
+        # rounding error of any sum of them)
+        ub = qw * self._column_max(cols) / qn * (1.0 + 1e-9) + 1e-12
+        # the columns that bound most per entry first: the common ones, whose weights are
+        # small, are left for last (and, with luck, read for a few rows only)
+        order = np.lexsort((cols, -(ub / np.maximum(np.diff(ptr)[cols], 1))))
+        # rest[t]: the bound of the columns from the t-th of ``order`` on
+        rest = np.concatenate([np.cumsum(ub[order][::-1])[::-1], [0.0]]).tolist()
+
+        def exact(pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            cos = self._cosines_at(pos, cols, qw, qn2)
+            fused = np.multiply(cos, weight)
+            if len(brows):
+                flag = np.isin(pos, brows, assume_unique=True).astype(np.float64)
+                fused += bonus * flag
+            return cos, fused
+
+        def floor_of(pos: np.ndarray) -> float:
+            """The k-th best fused score among ``pos`` and the bonus rows (-1: fewer)."""
+            cand = np.union1d(pos, brows)
+            if len(cand) < k:
+                return -1.0
+            fused = exact(cand)[1]
+            return float(np.partition(fused, len(fused) - k)[len(fused) - k])
+
+        try:
+            buf = self._scratch.pop()
+        except IndexError:
+            buf = None
+        if buf is None or len(buf) != n:
+            buf = np.zeros(n, dtype=np.float64)
+        try:
+            floor, t = -1.0, 0
+            while t < len(order):
+                if floor > 0 and weight * min(1.0, rest[t]) < floor:
+                    break
+                j = int(order[t])
+                c = int(cols[j])
+                a, b = int(ptr[c]), int(ptr[c + 1])
+                if a < b:
+                    np.add.at(buf, rows[a:b], data[a:b] * float(qw[j]))
+                t += 1
+                if floor <= 0 and (rest[t] <= SEED_AT or t == len(order)):
+                    # no floor while fewer than k rows score above 0 (tried again after the
+                    # next column)
+                    floor = floor_of(_top_rows(buf, k))
+            if floor <= 0:
+                return None
+            # rows whose best possible fused score (without the bonus) reaches the floor: a
+            # partial sum of at least ``tau`` (rows outside the added columns cannot)
+            tau = (floor / weight - rest[t] - 2e-9) * qn
+            surv = np.flatnonzero(buf >= tau) if tau > 0 else np.flatnonzero(buf)
+            part = buf[surv] / qn
+            keep = weight * np.minimum(1.0, part + (rest[t] + 1e-9)) >= floor
+            surv, part = surv[keep], part[keep]
+            for u in range(t, len(order)):
+                if not len(surv):
+                    break
+                j = int(order[u])
+                c = int(cols[j])
+                w = float(qw[j]) / qn
+                dense = self._dense(c)
+                if dense is not None:
+                    part += dense[surv] * w
+                else:
+                    a, b = int(ptr[c]), int(ptr[c + 1])
+                    if a < b:
+                        r = rows[a:b]
+                        i = np.searchsorted(r, surv)
+                        np.minimum(i, b - a - 1, out=i)
+                        hit = r[i] == surv
+                        part[hit] += data[a:b][i[hit]] * w
+                keep = weight * np.minimum(1.0, part + (rest[u + 1] + 1e-9)) >= floor
+                surv, part = surv[keep], part[keep]
+            # every column is in ``part`` now: its best rows raise the floor close to the
+            # answer's own k-th score
+            if len(surv) > k:
+                floor = max(floor, floor_of(_best(surv, part, k)))
+                surv = surv[weight * np.minimum(1.0, part + 1e-9) >= floor]
+            final = np.union1d(surv, brows)
+            cos, fused = exact(final)
+            best = np.lexsort((final, -fused))[:k]
+            if len(best) < k or fused[best[-1]] <= 0:
+                return None
+            return final[best], cos[best], fused[best]
+        finally:
+            buf.fill(0.0)
+            self._scratch.append(buf)
 
     def query(self, features: Mapping[str, float], k: int = 10) -> list[tuple[int, float]]:
         """The ``k`` best rows by cosine (only rows with a positive score), as ``(id, score)``,
@@ -452,6 +660,35 @@ class ContentIndex:
             pos = pos[-s[pos] <= kth]  # keeps every row tied at the k-th score
         order = np.lexsort((self._ids[pos], -s[pos]))[:k]
         return [(int(self._ids[pos[i]]), float(s[pos[i]])) for i in order]
+
+
+def _best(pos: np.ndarray, score: np.ndarray, k: int) -> np.ndarray:
+    """The (at most) ``k`` of ``pos`` with the highest ``score``, in increasing order."""
+    if len(pos) <= k:
+        return pos
+    return np.sort(pos[np.argpartition(-score, k - 1)[:k]])
+
+
+def _best(pos: np.ndarray, score: np.ndarray, k: int) -> np.ndarray:
+    """The (at most) ``k`` of ``pos`` with the highest ``score``, in increasing order."""
+    if len(pos) <= k:
+        return pos
+    return np.sort(pos[np.argpartition(-score, k - 1)[:k]])
+
+
+def _top_rows(buf: np.ndarray, k: int) -> np.ndarray:
+    """Positions of (about, at least when there are) the ``k`` largest entries of ``buf``, in
+    increasing order: a threshold from a sample of every 16th entry, checked against the
+    whole (the exact k-th value when the sample's falls short)."""
+    n = len(buf)
+    sample = buf[::16]
+    r = min(len(sample), max(1, (2 * k) // 16))
+    v = float(np.partition(sample, len(sample) - r)[len(sample) - r])
+    pos = np.flatnonzero(buf >= v) if v > 0 else np.zeros(0, dtype=np.int64)
+    if len(pos) < k:
+        v = float(np.partition(buf, n - k)[n - k])
+        pos = np.flatnonzero(buf >= v) if v > 0 else np.flatnonzero(buf)
+    return _best(pos, buf[pos], k)
 
 
 def _crc(a: np.ndarray) -> int:

@@ -101,6 +101,8 @@ class MacIndex:
         self.fp_table = fp_table
         self.fp_codes = fp_codes
         self.saved_rows = 0  # rows of the copy on disk (0: none)
+        # (the codes it was made from, positions by code, the codes in that order)
+        self._by_code: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     # -- construction ----------------------------------------------------------------------
     @classmethod
@@ -154,6 +156,17 @@ class MacIndex:
             return -2
         i = int(np.searchsorted(t, np.array(b, dtype=t.dtype)))
         return i if i < len(t) and t[i] == b else -2
+
+    def rows_with_code(self, code: int) -> np.ndarray:
+        """The positions (increasing) of the rows whose fingerprint code is ``code``."""
+        got = self._by_code
+        if got is None or got[0] is not self.fp_codes:
+            codes = self.fp_codes
+            order = np.argsort(codes, kind="stable")
+            got = self._by_code = (codes, order, codes[order])
+        _codes, order, by = got
+        a, b = np.searchsorted(by, code, side="left"), np.searchsorted(by, code, side="right")
+        return order[a:b]
 
     # -- persistence -----------------------------------------------------------------------
     def save(self, root: Path) -> None:
