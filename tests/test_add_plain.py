@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import warnings
 from typing import Any
 
 import pytest
@@ -20,7 +21,16 @@ from analogist.errors import AnalogistError, SignatureError
 from analogist.index.features import extract_features, surface_tokens
 from analogist.memory.records import _COMPACT, _plain_record, _prepare
 from analogist.memory.sqlite import Memory
-from analogist.signature import Signature, _fast_plain, _signature_of, validate_signature
+from analogist.signature import (
+    Signature,
+    _fast_plain,
+    _signature_of,
+    _uses,
+    _validate_plain,
+    check_vocabulary,
+    default_signature_vocabulary,
+    validate_signature,
+)
 from tests.add_rows import records
 from tests.test_signature_fast import _ATOM, _EDGE, _TAG
 
@@ -120,12 +130,32 @@ def _agree(data: Any) -> str:
             _plain_record(copy.deepcopy(data))
         assert (type(got.value), str(got.value), got.value.field) == \
             (type(want.value), str(want.value), want.value.field)
+        with pytest.raises(AnalogistError) as want:
+            validate_signature(copy.deepcopy(data), source="f.json[3]")
+        with pytest.raises(AnalogistError) as got:
+            _validate_plain(copy.deepcopy(data), source="f.json[3]")
+        assert (type(got.value), str(got.value), got.value.field) == \
+            (type(want.value), str(want.value), want.value.field)
         return "refused"
     assert _rows(copy.deepcopy(data)) == _expected_rows(sig)
+    plain = _validate_plain(copy.deepcopy(data))
+    assert list(_uses(plain)) == list(_uses(sig))
+    assert _vocabulary_check(plain) == _vocabulary_check(sig)
     if fast is None:
         return "model"
     assert _signature_of(fast) == sig
     return "fast"
+
+
+def _vocabulary_check(sig: Any) -> tuple[str, ...]:
+    vocab = default_signature_vocabulary()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            got = check_vocabulary(sig, vocab)
+        except AnalogistError as e:
+            return ("error", str(e))
+    return tuple(p.name for p in got)
 
 
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -158,6 +188,25 @@ def test_the_fixed_input_and_changes_of_it_take_every_way() -> None:
 def test_a_record_that_is_not_a_mapping_is_refused_in_one_line(record: Any) -> None:
     with pytest.raises(SignatureError, match=r"^expected a Signature or a mapping, got \w+$"):
         _plain_record(record)
+
+
+@pytest.mark.parametrize("record", [None, 7, "text", ["episode_id", "e"]])
+def test_validate_plain_refuses_a_non_mapping_as_validate_signature_does(record: Any) -> None:
+    with pytest.raises(SignatureError) as want:
+        validate_signature(record, source="f.json[0]")
+    with pytest.raises(SignatureError) as got:
+        _validate_plain(record, source="f.json[0]")
+    assert str(got.value) == str(want.value)
+    assert str(got.value).startswith("f.json[0]: expected a mapping (object) at the top level")
+
+
+def test_plain_values_are_stored_as_validated(tmp_path: Any) -> None:
+    recs = records(30)
+    with Memory.open(tmp_path / "a.db") as a, Memory.open(tmp_path / "b.db") as b:
+        a.add_many([_validate_plain(copy.deepcopy(r)) for r in recs], validated=True)
+        b.add_many(recs)
+        assert [(e.episode_id, e.signature) for e in a.list()] == \
+            [(e.episode_id, e.signature) for e in b.list()]
 
 
 def test_a_bad_record_in_a_bulk_add_names_its_index_and_field_and_writes_nothing(

@@ -917,14 +917,28 @@ def validate_signature(data: Any, *, source: str | None = None,
                        text: str | None = None) -> Signature:
     """Validate parsed data into a Signature; errors are :class:`SignatureError` naming the field
     (and the file and line when ``source``/``text`` are given)."""
-    if not isinstance(data, dict):
-        raise SignatureError(
-            f"expected a mapping (object) at the top level, got {type(data).__name__}",
-            source=source, line=1 if text is not None else None)
+    _check_mapping(data, source, text)
     sig = _fast_signature(data)
     if sig is not None:
         return sig
     return _model_signature(data, source, text)
+
+
+def _validate_plain(data: Any, *, source: str | None = None,
+                    text: str | None = None) -> _Plain:
+    """:func:`validate_signature`'s checks and errors, giving the signature as plain values
+    (no model objects built when the fast path reads the record): for a bulk add that stores
+    what it checked (``Memory.add_many(..., validated=True)``)."""
+    _check_mapping(data, source, text)
+    p = _fast_plain(data)
+    return p if p is not None else _plain_of(_model_signature(data, source, text))
+
+
+def _check_mapping(data: Any, source: str | None, text: str | None) -> None:
+    if not isinstance(data, dict):
+        raise SignatureError(
+            f"expected a mapping (object) at the top level, got {type(data).__name__}",
+            source=source, line=1 if text is not None else None)
 
 
 def _model_signature(data: dict[str, Any], source: str | None = None,
@@ -1087,10 +1101,19 @@ def default_signature_vocabulary() -> Vocabulary:
     return _bundled_vocabulary().model_copy(deep=True)
 
 
-def _uses(sig: Signature) -> Iterator[tuple[str, str, int]]:
+def _uses(sig: Signature | _Plain) -> Iterator[tuple[str, str, int]]:
     """(field path, functor, effective arity) of every predicate use, edges included.
 
     A zero-argument atom counts as arity 1 (it compiles onto :data:`EPISODE_ENTITY`)."""
+    if isinstance(sig, _Plain):
+        for i, (pred, args) in enumerate(sig.relations):
+            yield f"relations[{i}]", pred, len(args)
+        nodes = sig.nodes
+        for i, (c, f, edge, _sign) in enumerate(sig.edges):
+            yield f"causal_chain[{i}].cause", nodes[c][0], max(len(nodes[c][1]), 1)
+            yield f"causal_chain[{i}].edge", edge, 2
+            yield f"causal_chain[{i}].effect", nodes[f][0], max(len(nodes[f][1]), 1)
+        return
     for i, a in enumerate(sig.relations):
         yield f"relations[{i}]", a.predicate, len(a.args)
     for i, e in enumerate(sig.causal_chain):
@@ -1099,8 +1122,10 @@ def _uses(sig: Signature) -> Iterator[tuple[str, str, int]]:
         yield f"causal_chain[{i}].effect", e.effect.predicate, max(len(e.effect.args), 1)
 
 
-def check_vocabulary(sig: Signature, vocab: Vocabulary, strict: bool = False) -> list[Predicate]:
-    """Check every predicate ``sig`` uses against ``vocab``.
+def check_vocabulary(sig: Signature | _Plain, vocab: Vocabulary, strict: bool = False
+                     ) -> list[Predicate]:
+    """Check every predicate ``sig`` uses against ``vocab`` (a Signature, or the plain values
+    of one from ``_validate_plain``).
 
     A name not in ``vocab`` (relations, causal-chain atoms and edge types) is an error in strict
     mode (:class:`VocabularyError` naming the field); otherwise it is recorded in ``vocab`` as a

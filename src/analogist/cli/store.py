@@ -64,9 +64,9 @@ def add_command(
     # the library loads inside the command, so that `analogist --help` starts at once
     from analogist.bulk import iter_records
     from analogist.signature import (
+        _validate_plain,
         check_vocabulary,
         default_signature_vocabulary,
-        validate_signature,
     )
 
     try:
@@ -90,7 +90,8 @@ def add_command(
         episode_ids: set[str] = set()
         for hold, where, rec in checked():
             try:
-                sig = validate_signature(rec, source=where)
+                # validated as validate_signature validates it, held as plain values
+                sig = _validate_plain(rec, source=where)
                 # unknown relations become proposed terms (with a warning; the writers' own
                 # proposals are recorded below instead); a wrong arity is an error here,
                 # before anything is stored

@@ -35,7 +35,14 @@ from analogist.memory.records import (
     _Prepared,
     _validated,
 )
-from analogist.signature import Signature, _fast_plain, _Plain, _plain_of, loads_signature
+from analogist.signature import (
+    Signature,
+    _fast_plain,
+    _Plain,
+    _plain_of,
+    _signature_of,
+    loads_signature,
+)
 
 # -- collector pauses ----------------------------------------------------------------------
 _GC_LOCK = threading.Lock()
@@ -185,8 +192,9 @@ class Episodes:
 
         ``validated=True``: the :class:`Signature` objects among ``sigs`` were made by
         :func:`~analogist.signature.validate_signature` in this process (a caller that checked
-        a whole input before storing it) and are stored as they are, not validated again;
-        mappings are validated as always.
+        a whole input before storing it), and the plain values among them by
+        ``analogist.signature._validate_plain``; they are stored as they are, not validated
+        again; mappings are validated as always.
 
         A bad record (invalid, or an episode id already stored or repeated) raises an
         :class:`AnalogistError` naming ``records[i].<field>`` (``i`` counts from 0 over all of
@@ -222,7 +230,10 @@ class Episodes:
         with _collector_paused():
             for i, rec in enumerate(sigs):
                 try:
-                    if validated and isinstance(rec, Signature):
+                    if validated and type(rec) is _Plain:
+                        p = rec
+                        rows = [] if embed is None else _embedding_rows(embed(_signature_of(p)))
+                    elif validated and isinstance(rec, Signature):
                         p = _plain_of(rec)
                         rows = _embedding_rows(embed(rec)) if embed is not None else []
                     elif embed is not None:  # the embedder reads a Signature
