@@ -97,3 +97,13 @@ def test_a_verb_with_an_idiomatic_object_is_a_state(enc):
 def test_a_partitive_object_names_its_whole(enc):
     assert ("acquires", "larger bees", "nectar") in _atoms(
         enc, "The larger bees took most of the nectar.")
+
+
+def test_as_if_it_were_current_trusts_it(enc):
+    atoms = _atoms(enc, "Nobody refreshed the spreadsheet, and the clerk computed the wages "
+                        "from it as if it were current.")
+    assert ("trusts_as_authoritative", "clerk", "spreadsheet") in atoms
+    assert ("stale", "spreadsheet") in atoms
+    # a pretence about anything but truth is no trust
+    assert not any(a[0] == "trusts_as_authoritative" for a in _atoms(
+        enc, "The cook stirred the soup as if it were boiling."))

@@ -188,7 +188,7 @@ from analogist.encode.base import EncodeResult, Triple, check_episode_text, sour
 from analogist.encode.causal import _CausalReader
 from analogist.encode.clauses import _Clause, _ClauseReader, _Link, _Mention, _Node, _Typed
 from analogist.encode.levels import _LevelWriter
-from analogist.encode.lexicon import _FAILURE_CUES, _FIX_CUES, _SUPPLIED_FROM_VERBS
+from analogist.encode.lexicon import _FAILURE_CUES, _FIX_CUES, _SUPPLIED_FROM_VERBS, _TRUE_WORDS
 from analogist.encode.params import EncodeError, EncoderParams
 from analogist.encode.relations import _RelationTyper
 from analogist.encode.roles import _RoleReader
@@ -298,6 +298,7 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
         chain, link_recs, state_arity = self._chain(rd, end_typed, cast.tags, arity_of,
                                                     proposed, notes)
         relations.extend(self._state_atoms(rd, typed, cast.tags, state_arity))
+        relations.extend(self._as_if_true_atoms(rd, cast.tags))
         rel_sorted = sorted({tuple(r) for r in relations})
         levels = self._levels(rd, cast.tags, fix_spans, chain, rel_sorted, proposed, notes)
         kind = _kind(norm, kind)
@@ -567,6 +568,31 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
             at = _clause_atom(c, typed, tags)
             if at is not None and state_pred_arity.setdefault(t.name, 1) == 1:
                 out.append([t.name, at[at.index("(") + 1:-1]])
+        return out
+
+    def _as_if_true_atoms(self, rd: _Reading, tags: dict[str, str]) -> list[list[str]]:
+        """"X computed the wages from Y *as if it were current*", "X followed Y *as though it
+        were accurate*": X treats Y (the clause's source, else its object) as the truth —
+        ``trusts_as_authoritative(X, Y)``, beside the clause's own reading."""
+        p = self.vocab.get("trusts_as_authoritative")
+        if p is None:
+            return []
+        out: list[list[str]] = []
+        by_tok = {c.tok: c for c in rd.live}
+        for c in rd.live:
+            tok = rd.doc[c.tok]
+            if tok.dep_ != "advcl" or tok.head.i not in by_tok:
+                continue
+            marks = {ch.lower_ for ch in tok.children if ch.dep_ == "mark"}
+            said = {ch.lemma_.lower() for ch in tok.children if ch.dep_ in ("acomp", "attr")}
+            if "as" not in marks or not marks & {"if", "though"} or not said & _TRUE_WORDS:
+                continue
+            head = by_tok[tok.head.i]
+            s = next((tg for m in head.subjects if (tg := _tag_of(tags, m))), None)
+            o = next((tg for m in (*head.sources, *head.objects)
+                      if (tg := _tag_of(tags, m)) not in (None, s)), None)
+            if s is not None and o is not None and [p.name, s, o] not in out:
+                out.append([p.name, s, o])
         return out
 
     # -- stage 6: levels --------------------------------------------------------------------------

@@ -270,6 +270,10 @@ _SEE_VERBS = {"see", "notice", "detect", "observe", "watch", "monitor", "spot", 
               "find", "discover", "catch", "sight", "glimpse", "witness", "look", "listen",
               "read"}
 _NOBODY = {"nobody", "noone", "none"}
+_TRUE_WORDS = {"current", "true", "accurate", "correct", "right", "valid", "authoritative",
+               "reliable", "fresh", "exact", "complete", "final", "official", "genuine",
+               "up-to-date", "gospel", "fact", "truth"}
+"""What "as if it were …" grants its subject: being the truth ("as if it were current")."""
 _HOLDER_PREPS = {"of", "by", "in", "on", "at", "within", "inside", "across"}
 _FAILURE_CUES = {"fail", "failed", "failure", "fails", "break", "broke", "broken", "error",
                  "errors", "wrong", "false", "outage", "crash", "crashed", "crashes", "lost",
