@@ -36,6 +36,22 @@ from analogist.index.embed import Embedder
 from analogist.vocabulary import Vocabulary
 
 
+_SCALAR_VERBS = {
+    "raise": "increased", "increase": "increased", "boost": "increased", "lift": "increased",
+    "double": "increased", "treble": "increased", "triple": "increased",
+    "lower": "decreased", "reduce": "decreased", "decrease": "decreased", "halve": "decreased",
+    "cut": "decreased"}
+"""Verbs of amount: "X raised / lowered Y" is X causing Y to rise / fall (the effect is Y's
+``increased`` / ``decreased`` state), not a relation between two things."""
+_SCALAR_IF_AMOUNT = {"raise", "lift", "cut", "double", "treble", "triple", "lower", "boost"}
+"""Verbs of amount only with an amount as object ("raised *the price*", "cut *the fares*",
+"lowered *the level of* the lake"), not "raised cattle", "cut cloth", "lowered the boat",
+"boosts the signal" (a relation between two things)."""
+_AMOUNTS = {"price", "cost", "temperature", "rate", "level", "pressure", "speed", "wage",
+            "fee", "fare", "rent", "tax", "demand", "load", "risk", "output", "supply", "volume",
+            "salary", "pay", "budget", "number", "count", "amount", "share", "yield", "heat",
+            "value", "score", "limit", "spending", "income", "profit", "margin", "interest"}
+
 _CHANGE_VERBS = {
     "empty", "fill", "drain", "flood", "dry", "expand", "shrink", "swell", "widen", "narrow",
     "raise", "lift", "boost", "double", "treble", "triple", "lower", "halve", "cut", "increase",
@@ -102,6 +118,14 @@ class _CausalReader:
             self._marker_link(ctx, c)
             self._prep_links(ctx, c)
             self._adverbial_links(ctx, c)
+        # a verb of amount no stated link reads as a cause or an effect ("the heat raised the
+        # temperature") is itself the link: the subject causes the object to rise or fall
+        linked = {nd.clause for lk in ctx.links for nd in (lk.cause, lk.effect)
+                  if nd.clause is not None}
+        for c in clauses:
+            scalar = _scalar_of(doc, c) if c.idx not in linked else None
+            if scalar is not None:
+                self._scalar_link(ctx, c, scalar)
         links = ctx.links
         links += self._why_links(doc, clauses, ctx.by_tok, ctx.clause_of, ctx.prev_clause)
         links += self._adjacent_links(doc, clauses, links)
@@ -109,7 +133,73 @@ class _CausalReader:
             if lk.edge in ("causes", "enables"):
                 lk.sign *= (_end_direction(doc, clauses, lk.cause)
                             * _end_direction(doc, clauses, lk.effect))
+        links += self._correlative_links(ctx)
         return links
+
+    def _correlative_links(self, ctx: _LinkContext) -> list[_Link]:
+        """(f) A comparative correlative, "the more lines there were, the costlier any change
+        became": the first half's amount causes the second's. Each half's end is the thing
+        its comparative is about — the noun it modifies ("the more *lines*"), else the half's
+        subject ("the costlier any *change* became") — in the ``increased`` state, or
+        ``decreased`` for "less", "fewer" and the comparatives of decrease ("the slower …")."""
+        doc = ctx.doc
+        if self.vocab.get("increased") is None or self.vocab.get("decreased") is None:
+            return []
+        out: list[_Link] = []
+        for si, sent in enumerate(ctx.sents):
+            opens = [t.i for t in sent if t.lower_ == "the" and t.i + 1 < sent.end
+                     and _comparative(doc[t.i + 1])
+                     and (t.i == sent.start or doc[t.i - 1].lower_ in (",", "and", ";"))]
+            for a, b in zip(opens, opens[1:]):
+                if doc[b - 1].text != "," and not (doc[b - 1].lower_ == "and" and b - 2 > a
+                                                   and doc[b - 2].text == ","):
+                    continue
+                stop = next((t.i for t in doc[b:sent.end] if t.text in (",", ";", ".", "!")),
+                            sent.end)
+                ends = [self._correlative_end(ctx, lo, hi)
+                        for lo, hi in ((a, b - 1), (b, stop))]
+                if ends[0] is not None and ends[1] is not None:
+                    out.append(_Link(ends[0], "causes", ends[1], 1, "observed",
+                                     "the more … the more", si))
+        return out
+
+    def _correlative_end(self, ctx: _LinkContext, lo: int, hi: int) -> _Node | None:
+        """The end of one half ``lo..hi`` of a comparative correlative (see
+        :meth:`_correlative_links`)."""
+        doc = ctx.doc
+        cmp_ = doc[lo + 1]
+        noun = None
+        if cmp_.head.pos_ in ("NOUN", "PROPN") and cmp_.head.i < hi and cmp_.dep_ in (
+                "amod", "compound", "nummod"):
+            noun = cmp_.head
+        if noun is None:
+            noun = next((t for t in doc[lo:hi] if t.dep_ in ("nsubj", "nsubjpass")
+                         and t.pos_ in ("NOUN", "PROPN", "PRON") and t.i != cmp_.i), None)
+        if noun is None:
+            return None
+        ms = self._mentions(noun, ctx.recent)
+        if not ms:
+            return None
+        down = cmp_.lower_ in ("less", "fewer") or cmp_.lower_ in _DECREASE_WORDS
+        return _Node(mention=ms[0], state="decreased" if down else "increased", event=True)
+
+    def _scalar_link(self, ctx: _LinkContext, c: _Clause, scalar: str) -> None:
+        """A verb of amount ("the heat raised the temperature of the ingot", :func:`_scalar_of`)
+        as a link beside its relation: the subject's state causes the object's ``scalar``
+        state (increased / decreased)."""
+        if self.vocab.get(scalar) is None:
+            return
+        v = ctx.doc[c.tok]
+        subj = [ch for ch in v.children if ch.dep_ == "nsubj"]
+        obj = [ch for ch in v.children if ch.dep_ == "dobj" and ch.i > v.i]
+        if not subj or not obj:
+            return
+        cause = self._entity_state(subj[0], ctx.recent, set())
+        effect = self._entity_state(obj[0], ctx.recent, set())
+        if cause is None or effect is None:
+            return
+        effect.state = scalar
+        ctx.links.append(_Link(cause, "causes", effect, 1, "observed", c.verb, c.sent))
 
     def _verb_link(self, ctx: _LinkContext, c: _Clause) -> None:
         """(a) A causal verb's link: its cause (subject, passive agent, event pronoun, sentential
@@ -519,6 +609,26 @@ class _CausalReader:
             out.append(_Link(_Node(clause=src.idx), "causes", _Node(clause=tgt.idx), 1,
                              "inferred", "(the next sentence)", si))
         return out
+
+
+def _comparative(t: Any) -> bool:
+    """Is ``t`` a comparative ("more", "less", "fewer", "costlier", "faster")?"""
+    return t.lower_ in ("more", "less", "fewer") or t.tag_ in ("JJR", "RBR")
+
+
+def _scalar_of(doc: Any, c: _Clause) -> str | None:
+    """The state a verb of amount leaves its object in ("raised the price" → increased), when
+    the clause is no causal verb and has an object (an amount, for the verbs that need one)."""
+    name = _SCALAR_VERBS.get(c.lemma)
+    if name is None or c.causal is not None:
+        return None
+    v = doc[c.tok]
+    for ch in v.children:
+        if ch.dep_ == "dobj" and ch.i > v.i and (c.lemma not in _SCALAR_IF_AMOUNT or (
+                ch.lemma_.lower() in _AMOUNTS or any(g.dep_ == "prep" and g.lower_ == "of"
+                                                     for g in ch.children))):
+            return name
+    return None
 
 
 def _subject_head(clauses: list[_Clause], nd: _Node) -> str | None:

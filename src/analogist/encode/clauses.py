@@ -30,6 +30,7 @@ from analogist.encode.lexicon import (
     _RELATIVE,
     _SKIP_PREPS,
     _TIME_WORDS,
+    _UPDATE_VERBS,
     _singular,
     _verb_lemma,
 )
@@ -576,6 +577,13 @@ class _ClauseReader:
             # "nobody updated the map", "nothing broke the loop": a negated state of the object
             c.subjects, c.objects, c.objects_moved = objects, [], True
             c.state, c.negated = lemma, True
+            return c
+        if (c.negated and c.causal is None and objects and lemma in _UPDATE_VERBS
+                and not c.unable and not c.objects_moved):
+            # "the clerk never refreshed the sheet": the sheet is stale, as when nobody
+            # refreshed it (the subject is no part of the state)
+            c.subjects, c.objects, c.objects_moved = objects[:1], [], True
+            c.state, c.sources, c.into, c.complement = lemma, [], [], ""
             return c
         if not subjects and c.event_subject is None:
             return c if c.causal else None

@@ -1,0 +1,69 @@
+"""Verbs of amount and a negated update read exactly (hand-written sentences): "X raised /
+reduced Y" is X causing Y's rise / fall, swapping the two reverses the edge, and a verb of
+amount with an object that is no amount ("cut the cloth", "raised cattle") stays a relation;
+"A never refreshed X" leaves X stale as "nobody refreshed X" does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from analogist.encode.deterministic import DeterministicEncoder
+
+
+@pytest.fixture(scope="module")
+def enc() -> DeterministicEncoder:
+    return DeterministicEncoder(embedder=None)
+
+
+def _edges(enc: DeterministicEncoder, text: str) -> list[tuple[str, str, str, str]]:
+    """(cause predicate, cause role, effect predicate, effect role) of each edge."""
+    sig: dict[str, Any] = enc.encode(text).signature.to_data()
+
+    def split(atom: str) -> tuple[str, str]:
+        name, args = atom[:atom.index("(")], atom[atom.index("(") + 1:-1].split(",")
+        return name, str(sig["roles"][args[0]])
+
+    return [(*split(e["cause"]), *split(e["effect"])) for e in sig["causal_chain"]]
+
+
+_THINGS = ["the new tariff", "the long drought", "the harbour strike", "the cold snap"]
+# (an amount, the roles it may be read as: the amount or what it is the amount of)
+_AMOUNT_OBJECTS = [("the price of bread", {"price", "bread"}),
+                   ("the rent of the flats", {"rent", "flats"}),
+                   ("the level of the reservoir", {"level", "reservoir"})]
+
+
+@settings(max_examples=16, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(thing=st.sampled_from(_THINGS), obj=st.sampled_from(_AMOUNT_OBJECTS),
+       verb=st.sampled_from([("raised", "increased"), ("reduced", "decreased"),
+                             ("lowered", "decreased"), ("boosted", "increased")]))
+def test_a_verb_of_amount_causes_its_object_to_rise_or_fall(
+        enc: DeterministicEncoder, thing: str, obj: tuple[str, set[str]],
+        verb: tuple[str, str]) -> None:
+    got = _edges(enc, f"{thing[0].upper()}{thing[1:]} {verb[0]} {obj[0]}.")
+    assert [e for _, _, e, _ in got] == [verb[1]]
+    assert got[0][1] == thing.split(" ", 1)[1] and got[0][3] in obj[1]
+
+
+@pytest.mark.parametrize("text", ["The tailor cut the cloth.", "The farmers raised cattle.",
+                                  "The crew lowered the boat."])
+def test_a_verb_of_amount_on_no_amount_stays_a_relation(enc: DeterministicEncoder,
+                                                        text: str) -> None:
+    assert _edges(enc, text) == []
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(who=st.sampled_from(["the clerk", "the keeper", "the surveyor"]),
+       verb=st.sampled_from(["refreshed", "updated", "revised"]),
+       obj=st.sampled_from([("the spreadsheet", "spreadsheet"), ("the chart", "chart")]))
+def test_a_never_updated_object_is_stale(enc: DeterministicEncoder, who: str, verb: str,
+                                         obj: tuple[str, str]) -> None:
+    said = _edges(enc, f"{who[0].upper()}{who[1:]} never {verb} {obj[0]}, so the wages were "
+                       "wrong.")
+    nobody = _edges(enc, f"Nobody {verb} {obj[0]}, so the wages were wrong.")
+    assert said[0][:2] == ("stale", obj[1])
+    assert said == nobody
