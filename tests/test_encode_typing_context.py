@@ -107,3 +107,19 @@ def test_as_if_it_were_current_trusts_it(enc):
     # a pretence about anything but truth is no trust
     assert not any(a[0] == "trusts_as_authoritative" for a in _atoms(
         enc, "The cook stirred the soup as if it were boiling."))
+
+
+def test_a_preposition_without_its_object_still_names_the_reading(enc):
+    # the parser hangs "by" on the verb and "the kilometre" on "driven"
+    assert ("incentivises", "fleet", "drivers") in _atoms(
+        enc, "The fleet paid its drivers by the kilometre driven.")
+    assert ("supplies", "firm", "supplier") in _atoms(enc, "The firm paid the supplier.")
+
+
+def test_running_out_of_a_thing_lacks_it(enc):
+    assert ("lacks", "pastry shop", "butter") in _atoms(
+        enc, "The pastry shop ran out of butter in the middle of the week.")
+
+
+def test_a_time_is_no_participant(enc):
+    assert _atoms(enc, "The crucible cracked by midnight.") == {("failure", "crucible")}

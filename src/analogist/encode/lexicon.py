@@ -19,7 +19,9 @@ _TIME_WORDS = {"minute", "minutes", "hour", "hours", "day", "days", "week", "wee
                "today", "tonight", "yesterday", "tomorrow", "january", "february", "march",
                "april", "may", "june", "july", "august", "september", "october", "november",
                "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
-               "sunday", "while", "moment", "instant", "fortnight", "season", "seasons"}
+               "sunday", "while", "moment", "instant", "fortnight", "season", "seasons",
+               "midnight", "noon", "midday", "dawn", "dusk", "sunrise", "sunset", "daybreak",
+               "nightfall", "semester"}
 """Head nouns of time spans, never participants ("took two years", "in April", "a week")."""
 _NUMBER_WORDS = {"one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
                  "eleven", "twelve", "twenty", "thirty", "forty", "fifty", "hundred",

@@ -54,6 +54,7 @@ _GENERAL_RELATIONS: dict[str, tuple[str, ...]] = {
                  "eat up", "burn through", "overfish", "deplete", "use all", "strip", "eat",
                  "drink", "burn", "spend", "drain", "graze", "devour"),
     "keeps": ("keep", "hold", "store", "maintain", "tend", "save", "hoard", "stock", "retain"),
+    "lacks": ("run out", "run short", "run low on", "run out of", "run short of"),
     "loses": ("drop", "mislay", "misplace", "lose", "leak", "spill", "shed", "forfeit", "waste"),
     "acquires": ("earn", "win", "draw", "pump from", "fetch", "pick up", "rent", "lease",
                  "recruit", "attract", "capture", "trap", "extract", "buy", "purchase", "acquire",
@@ -112,7 +113,8 @@ meaning, not its domain: every entry is an ordinary verb. A clause that ends a k
 keeps its surface verb in its own relation atom; its edge atom is read here."""
 _PLACE_PREPS = {"on", "in", "at", "between", "across", "into", "onto", "against", "inside",
                 "within", "beside", "near", "along", "under", "over", "behind", "around",
-                "during", "for", "from", "off", "through", "past", "outside", "below", "above"}
+                "during", "for", "from", "off", "through", "past", "outside", "below", "above",
+                "by", "until", "till", "since"}
 """Prepositions of place and time: "grounded *on* the sandbar" names where it happened."""
 _LATE_WORDS = {"late", "behind", "overdue", "belatedly"}
 """Adverbs of lateness: "the invoices went out three days *late*" → delayed."""
@@ -320,7 +322,8 @@ class _RelationTyper:
     def _retype_by_context(self, c: _Clause, t: _Typed, doc: Any) -> _Typed:
         """What the words around a clause's verb say beyond the verb: an omitted check, look or
         update ("skipped *checking* the signatures", "forgot to update the map") is its denial
-        (``skips_check``, ``misses``, ``stale``); a unary clause (or a proposed binary one) with
+        (``skips_check``, ``misses``, ``stale``); a table verb with a preposition of its own
+        reading ("paid the drivers *by* the kilometre driven") takes that reading; a unary clause (or a proposed binary one) with
         a lateness adverb ("went out three days *late*", "ran an hour *behind*") is
         ``delayed``; a unary clause doing *more* ("every student downloaded *more*") is
         ``increased``. Else ``t``."""
@@ -337,6 +340,17 @@ class _RelationTyper:
             p = self.vocab.get(name) if name is not None else None
             if p is not None:
                 return _Typed(p.name, t.arity, False, 1.0, p.definition)
+        plain = _GENERAL_INDEX.get(c.verb, _GENERAL_INDEX.get(c.lemma))
+        if not c.negated and t.arity == 2 and plain is not None and (
+                t.proposed or plain == t.name):
+            # "paid its drivers *by* the kilometre driven": a preposition the parser hung on
+            # the verb without its object still names the reading ("pay by" → incentivises)
+            for ch in tok.children:
+                name = _GENERAL_INDEX.get(f"{c.lemma} {ch.lower_}") if ch.dep_ == "prep" \
+                    else None
+                p = self.vocab.get(name) if name is not None else None
+                if p is not None and p.name not in (t.name, plain) and p.accepts_arity(2):
+                    return _Typed(p.name, 2, False, 1.0, p.definition)
         if c.negated or not (t.arity == 1 or t.proposed):
             return t
         words = {ch.lower_ for ch in tok.children if ch.dep_ in ("advmod", "npadvmod", "prt",
