@@ -711,12 +711,17 @@ def _plain_edge(x: Any, roles: dict[str, str], index: dict[_Key, int], nodes: li
         return None
     if type(status) is not str or status not in _STATUSES:
         return None
-    i = _plain_end(cause, roles, index, nodes, names, memo)
+    # (an end already read as text: its node, without a call)
+    i = memo.get(cause) if type(cause) is str else None
     if i is None:
-        return None
-    j = _plain_end(effect, roles, index, nodes, names, memo)
+        i = _plain_end(cause, roles, index, nodes, names, memo)
+        if i is None:
+            return None
+    j = memo.get(effect) if type(effect) is str else None
     if j is None:
-        return None
+        j = _plain_end(effect, roles, index, nodes, names, memo)
+        if j is None:
+            return None
     return i, j, edge, sign, status, fields
 
 

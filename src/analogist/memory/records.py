@@ -287,8 +287,9 @@ def _plain_json(p: _Plain) -> str:
         given = {k: pv[k] for k in _PROV_FIELDS if pv.get(k) is not None}
         if given:
             parts += (',"provenance":', _COMPACT.encode(given))
-    parts.append(',"verified":true}' if p.verified is True else
-                 ',"verified":' + _COMPACT.encode(p.verified) + "}")
+    v = p.verified
+    parts.append(',"verified":true}' if v is True else ',"verified":false}' if v is False
+                 else ',"verified":' + _COMPACT.encode(v) + "}")
     return "".join(parts)
 
 
