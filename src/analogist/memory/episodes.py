@@ -206,53 +206,65 @@ class Episodes:
             raise StoreError(f"batch_size must be a positive integer, got {batch_size!r}",
                              field="batch_size")
         ids: list[int] = []
-        # (record index, validated signature as plain values, its embedding rows); features at
-        # the flush
-        batch: list[tuple[int, _Plain, builtins.list[tuple[str, str, bytes]]]] = []
+        # the batch's records, consecutive from record ``first[0]``: validated signatures as
+        # plain values and their embedding rows; features at the flush
+        plains: builtins.list[_Plain] = []
+        embedded: builtins.list[Sequence[tuple[str, str, bytes]]] = []
+        first = [0]
 
         def flush() -> None:
-            if not batch:
+            if not plains:
                 return
             now = self._clock().isoformat()
-            prepared = _prepare_many([(p, rows) for _i, p, rows in batch])
+            prepared = _prepare_many(plains, embedded)
             with self._tx():
                 try:
                     self._first_stored(prepared, ns)
                 except DuplicateEpisodeError as e:
-                    raise _at(e, batch[e.position][0]) from None  # type: ignore[attr-defined]
+                    raise _at(e, first[0] + e.position) from None  # type: ignore[attr-defined]
                 new = self._insert_batch(prepared, ns, now)
             ids.extend(new)
-            batch.clear()
+            first[0] += len(plains)
+            plains.clear()
+            embedded.clear()
             if progress is not None:
                 progress(len(ids))
 
         seen: dict[str, int] = {}
+        plain_only = embed is None and not validated  # the usual bulk add: the fast path first
         with _collector_paused():
             for i, rec in enumerate(sigs):
                 try:
-                    if validated and type(rec) is _Plain:
+                    rows: Sequence[tuple[str, str, bytes]] = ()
+                    if plain_only:  # no model objects built for a record the fast path reads
+                        p = _fast_plain(rec) if type(rec) is dict else None
+                        if p is None:
+                            p = _plain_record(rec)
+                    elif validated and type(rec) is _Plain:
                         p = rec
-                        rows = [] if embed is None else _embedding_rows(embed(_signature_of(p)))
+                        if embed is not None:
+                            rows = _embedding_rows(embed(_signature_of(p)))
                     elif validated and isinstance(rec, Signature):
                         p = _plain_of(rec)
-                        rows = _embedding_rows(embed(rec)) if embed is not None else []
+                        if embed is not None:
+                            rows = _embedding_rows(embed(rec))
                     elif embed is not None:  # the embedder reads a Signature
                         sig = _validated(rec)
                         p, rows = _plain_of(sig), _embedding_rows(embed(sig))
-                    else:  # no model objects built for a record the fast path reads
-                        got = _fast_plain(rec) if type(rec) is dict else None
-                        p, rows = (got if got is not None else _plain_record(rec)), []
+                    else:
+                        p = _plain_record(rec)
                 except AnalogistError as e:
                     raise _at(e, i) from None
                 eid = p.episode_id
-                first = seen.get(eid)
-                if first is not None:
+                was = seen.get(eid)
+                if was is not None:
                     raise DuplicateEpisodeError(
-                        f"record {i}: episode {eid!r} repeats record {first}",
+                        f"record {i}: episode {eid!r} repeats record {was}",
                         field=f"records[{i}].episode_id")
                 seen[eid] = i
-                batch.append((i, p, rows))
-                if len(batch) >= batch_size:
+                plains.append(p)
+                embedded.append(rows)
+                if len(plains) >= batch_size:
                     flush()
             flush()
         return ids

@@ -303,17 +303,17 @@ def _prepare(record: Any, features: Any = None, embeddings: Any = None) -> _Prep
                      feats.fingerprint, feats.fingerprint_depth, _embedding_rows(embeddings))
 
 
-def _prepare_many(items: Sequence[tuple[_Plain, list[tuple[str, str, bytes]]]]
-                  ) -> list[_Prepared]:
+def _prepare_many(plains: Sequence[_Plain],
+                  embedded: Sequence[Sequence[tuple[str, str, bytes]]]) -> list[_Prepared]:
     """Prepared records of validated signatures (as plain values) with their checked embedding
     rows, the features of all of them computed in one pass."""
-    feats = _stored_features([p for p, _rows in items])
+    feats = _stored_features(plains)
     return [_assemble(p, content, fp, FINGERPRINT_DEPTH, rows)
-            for (p, rows), (content, fp) in zip(items, feats, strict=True)]
+            for p, rows, (content, fp) in zip(plains, embedded, feats, strict=True)]
 
 
 def _assemble(p: _Plain, content: str, fingerprint: str, depth: int,
-              embedding_rows: list[tuple[str, str, bytes]]) -> _Prepared:
+              embedding_rows: Sequence[tuple[str, str, bytes]]) -> _Prepared:
     """The rows of a validated signature with its content counts (compact JSON, keys sorted,
     float counts), fingerprint and checked embedding rows."""
     vectors = (("content", "json-counts", content), *embedding_rows)
