@@ -10,6 +10,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from analogist import retrieve
 from analogist.casebook import load_casebook
 from analogist.index.content import ContentIndex
 from analogist.memory.sqlite import Memory
@@ -138,7 +139,9 @@ def _queries() -> list:
     return out
 
 
-def test_stage1_is_mac_then_a_partial_sort(tmp_path: Path) -> None:
+def test_stage1_is_mac_then_a_partial_sort(tmp_path: Path, monkeypatch: object) -> None:
+    # the exact top-k on a store of any size (it is used from EXACT_TOP_MIN_ROWS rows)
+    monkeypatch.setattr(retrieve, "EXACT_TOP_MIN_ROWS", 1)  # type: ignore[attr-defined]
     with Memory.open(tmp_path / "s.db") as m:
         m.add_many([c.signature for c in load_casebook()])
         for params in (RetrieveParams(), RetrieveParams(w_fingerprint=2.0),

@@ -81,6 +81,9 @@ from analogist.sme import match
 from analogist.vocabulary import Vocabulary
 
 LEVEL_CHANNELS = ("L1", "L2", "L3")
+EXACT_TOP_MIN_ROWS = 20_000
+"""From this many rows stage 1 finds its shortlist by the exact top-k of the content index;
+below it scoring every row is as fast (the same answers either way)."""
 COMPILED_CACHE = 4096
 """Compiled episodes a retriever keeps (least recently used ones are dropped)."""
 QUERY_EMBEDDINGS = 1024
@@ -661,7 +664,7 @@ class Retriever:
         p = self.params
         skipped: list[str] = []
         used, _texts = self._embedding_levels(target, skipped)
-        if not used:
+        if not used and len(idx) >= EXACT_TOP_MIN_ROWS:
             feats = extract_features(target)
             bonus = idx.rows_with_code(idx.fingerprint_code(feats.fingerprint))
             got = idx.content.top(feats.content, k, weight=p.w_content, bonus_rows=bonus,

@@ -38,7 +38,7 @@ from analogist.errors import AnalogistError
 
 __all__ = ["ContentIndex", "ContentIndexError"]
 
-SEED_AT = 0.5
+SEED_AT = 0.25
 """:meth:`ContentIndex.top` scores its first candidates exactly once the columns not yet added
 could add at most this much to a cosine."""
 DENSE_SHARE = 8
