@@ -1,7 +1,8 @@
 """Verbs of amount and a negated update read exactly (hand-written sentences): "X raised /
 reduced Y" is X causing Y's rise / fall, swapping the two reverses the edge, and a verb of
 amount with an object that is no amount ("cut the cloth", "raised cattle") stays a relation;
-"A never refreshed X" leaves X stale as "nobody refreshed X" does."""
+"A never refreshed X" leaves X stale as "nobody refreshed X" does; an aspectual verb's
+complement is the end of its link ("because the sensor kept halting the lift")."""
 
 from __future__ import annotations
 
@@ -67,3 +68,17 @@ def test_a_never_updated_object_is_stale(enc: DeterministicEncoder, who: str, ve
     nobody = _edges(enc, f"Nobody {verb} {obj[0]}, so the wages were wrong.")
     assert said[0][:2] == ("stale", obj[1])
     assert said == nobody
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(aspect=st.sampled_from(["kept", "started", "continued", "began"]),
+       act=st.sampled_from([("halting the lift", "halted the lift"),
+                            ("flooding the cellar", "flooded the cellar"),
+                            ("blocking the gate", "blocked the gate")]))
+def test_an_aspectual_verb_s_complement_is_the_link_s_end(
+        enc: DeterministicEncoder, aspect: str, act: tuple[str, str]) -> None:
+    # "because the sensor kept halting the lift" is about the halting, as "… halted the lift"
+    kept = _edges(enc, f"The caretaker switched the alarm off because the sensor {aspect} "
+                       f"{act[0]}.")
+    plain = _edges(enc, f"The caretaker switched the alarm off because the sensor {act[1]}.")
+    assert kept == plain and len(plain) == 1

@@ -126,6 +126,9 @@ class _CausalReader:
             scalar = _scalar_of(doc, c) if c.idx not in linked else None
             if scalar is not None:
                 self._scalar_link(ctx, c, scalar)
+        for lk in ctx.links:
+            lk.cause = _content_end(doc, ctx, lk.cause)
+            lk.effect = _content_end(doc, ctx, lk.effect)
         links = ctx.links
         links += self._why_links(doc, clauses, ctx.by_tok, ctx.clause_of, ctx.prev_clause)
         links += self._adjacent_links(doc, clauses, links)
@@ -609,6 +612,26 @@ class _CausalReader:
             out.append(_Link(_Node(clause=src.idx), "causes", _Node(clause=tgt.idx), 1,
                              "inferred", "(the next sentence)", si))
         return out
+
+
+_ASPECTUAL = {"keep", "continue", "start", "begin", "resume", "carry", "go", "try"}
+"""Verbs whose gerund or infinitive complement says what happens ("kept *halting* the lift",
+"began *to leak*"): the verb itself states nothing."""
+
+
+def _content_end(doc: Any, ctx: _LinkContext, nd: _Node) -> _Node:
+    """A link's end with an aspectual clause that states nothing of its own ("because it kept
+    halting the lift") replaced by its complement clause (the halting)."""
+    if nd.clause is None:
+        return nd
+    c = ctx.clauses[nd.clause]
+    if c.lemma not in _ASPECTUAL or c.objects or c.state is not None or c.causal is not None:
+        return nd
+    v = doc[c.tok]
+    comp = [ch for ch in v.children if ch.dep_ in ("xcomp", "ccomp") and ch.i > v.i
+            and ch.i in ctx.by_tok and (ch.tag_ == "VBG" or any(
+                g.dep_ == "aux" and g.lower_ == "to" for g in ch.children))]
+    return _clause_node(ctx.by_tok[comp[0].i]) if comp else nd
 
 
 def _comparative(t: Any) -> bool:
