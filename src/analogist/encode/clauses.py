@@ -199,6 +199,29 @@ class _ClauseReader:
                 out.extend(_ClauseReader._conj(c))
         return out
 
+    def _own_subjects(self, tok: Any) -> set[str]:
+        """The heads of the subjects of the clause an object pronoun ``tok`` stands in (its
+        verb's, or for a preposition's object the verb the preposition hangs on)."""
+        if tok.dep_ in ("dobj", "dative", "iobj"):
+            v = tok.head
+        elif tok.dep_ == "pobj" and tok.head.dep_ == "prep":
+            v = tok.head.head
+        else:
+            return set()
+        if v.pos_ not in ("VERB", "AUX"):
+            return set()
+        out: set[str] = set()
+        for ch in v.children:
+            if ch.dep_ not in ("nsubj", "nsubjpass") or ch.lower_ in _RELATIVE:
+                continue
+            if ch.pos_ == "PRON":
+                m = self._pronoun_referents.get((ch.sent.start, ch.lower_))
+                if m is not None:
+                    out.add(m.head)
+            elif ch.pos_ in ("NOUN", "PROPN"):
+                out.add(_singular(ch.lower_) if ch.text.isalpha() else ch.lower_)
+        return out
+
     def _resolve(self, tok: Any, recent: list[_Mention]) -> _Mention | None:
         low = tok.text.lower()
         want_plural = low in _PRONOUNS_PLURAL
@@ -207,6 +230,11 @@ class _ClauseReader:
         same = self._pronoun_referents.get((tok.sent.start, low)) \
             if tok.dep_ in ("nsubj", "nsubjpass") else None
         cands = [m for m in reversed(recent) if m.plural == want_plural] or list(reversed(recent))
+        own = self._own_subjects(tok)
+        if own:
+            # an object pronoun is not its own clause's subject ("other makers copied *it*": not
+            # the makers; "the more children believed *it*": not the children)
+            cands = [m for m in cands if m.head not in own]
         if tok.dep_ in ("nsubj", "nsubjpass") and not any(
                 m.sent_start == tok.sent.start for m in cands):
             # a subject pronoun with no antecedent in its own sentence prefers the subject of an
