@@ -92,6 +92,7 @@ class ContentIndex:
         self._colmax: dict[int, float] = {}
         # column → its dense copy (:meth:`_dense`), made on first use
         self._dense_cols: dict[int, np.ndarray] = {}
+        self._dense_asks: dict[int, int] = {}  # column → queries that asked for it so far
         # zeroed row-length buffers for :meth:`top`, one per concurrent query
         self._scratch: list[np.ndarray] = []
         self.add_many(ids, features)
@@ -260,7 +261,7 @@ class ContentIndex:
             np.asarray(arrays["csc_src"]), np.asarray(arrays["csc_rows"]),
             np.asarray(arrays["csc_data"]))
         self._row_of_a = self._data_a = None  # derived on first use (queries never need them)
-        self._colmax, self._dense_cols, self._scratch = {}, {}, []
+        self._colmax, self._dense_cols, self._dense_asks, self._scratch = {}, {}, {}, []
         return self
 
     def add_many(self, ids: Iterable[int], features: Iterable[Mapping[str, float]]) -> None:
@@ -354,7 +355,7 @@ class ContentIndex:
         self._df = np.bincount(self._indices, minlength=v).astype(np.float64)
         self._idf = np.log((1.0 + len(self._ids)) / (1.0 + self._df)) + 1.0
         self._row_of_a = self._data_a = None
-        self._colmax, self._dense_cols, self._scratch = {}, {}, []
+        self._colmax, self._dense_cols, self._dense_asks, self._scratch = {}, {}, {}, []
         self._csc_src = np.argsort(self._indices, kind="stable") if csc_src is None else csc_src
         self._col_ptr = np.concatenate([[0], np.cumsum(self._df.astype(np.int64))]).astype(
             np.int64)
@@ -499,7 +500,8 @@ class ContentIndex:
 
     def _dense(self, c: int) -> np.ndarray | None:
         """Column ``c`` as a row-length array (0.0 where a row lacks the feature), for a
-        column in at least 1/:data:`DENSE_SHARE` of the rows (kept once made); else None."""
+        column in at least 1/:data:`DENSE_SHARE` of the rows that queries have asked for before
+        (kept once made); else None (the caller searches the column instead)."""
         ptr = self._col_ptr
         a, b = int(ptr[c]), int(ptr[c + 1])
         n = len(self._ids)
@@ -507,6 +509,11 @@ class ContentIndex:
             return None
         got = self._dense_cols.get(c)
         if got is None:
+            # made on a column's second query: a process that asks once does not pay for it
+            seen = self._dense_asks.get(c, 0) + 1
+            self._dense_asks[c] = seen
+            if seen < 2:
+                return None
             got = np.zeros(n, dtype=np.float64)
             got[self._csc_rows[a:b]] = self._csc_data[a:b]
             self._dense_cols[c] = got

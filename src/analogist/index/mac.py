@@ -103,6 +103,7 @@ class MacIndex:
         self.saved_rows = 0  # rows of the copy on disk (0: none)
         # (the codes it was made from, positions by code, the codes in that order)
         self._by_code: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._by_code_asks: np.ndarray | None = None  # the codes asked about once
 
     # -- construction ----------------------------------------------------------------------
     @classmethod
@@ -158,10 +159,14 @@ class MacIndex:
         return i if i < len(t) and t[i] == b else -2
 
     def rows_with_code(self, code: int) -> np.ndarray:
-        """The positions (increasing) of the rows whose fingerprint code is ``code``."""
+        """The positions (increasing) of the rows whose fingerprint code is ``code``: a pass
+        over the codes for the first query, from the codes sorted once after that."""
         got = self._by_code
         if got is None or got[0] is not self.fp_codes:
             codes = self.fp_codes
+            if self._by_code_asks is not codes:  # the first ask of these codes
+                self._by_code_asks = codes
+                return np.flatnonzero(codes == code)
             order = np.argsort(codes, kind="stable")
             got = self._by_code = (codes, order, codes[order])
         _codes, order, by = got
