@@ -21,7 +21,8 @@ names (not stored). Per size, each in its own child process (so that peak RSS is
 * a cold CLI ``analogist find --json`` in a new process (the saved index loaded), wall and CPU,
   5 runs after an unmeasured one (bytecode cached, as installed).
 
-Wall times on a shared machine are noisy; CPU time (``time.process_time``) is reported beside them.
+Wall times on a shared machine are noisy; CPU time (``time.process_time``) is reported beside them,
+and the load average at the start and end of each size with the commit measured.
 Targets (reported, never asserted): find p50 <= 20 ms at 100k and <= 50 ms at 1M; stage 1
 within 2x of the baseline; cold CLI find <= 1 s wall at 100k; 1M within 4 GiB RSS. Writes
 ``benchmarks/results/retrieve_speed.json``.
@@ -213,7 +214,8 @@ def run_size(n: int, queries: int, workdir: Path, seed: int,
     size = path.stat().st_size + sum(p.stat().st_size for p in workdir.glob(f"store-{n}.db-*"))
     rng = random.Random(seed)
     qs = [validate_signature(q) for q in synth(base, queries, seed + 10_000_019)]
-    out: dict[str, Any] = {"size": n, "build_s": build_s, "build_cpu_s": build_cpu,
+    out: dict[str, Any] = {"size": n, "loadavg_start": list(os.getloadavg()),
+                           "build_s": build_s, "build_cpu_s": build_cpu,
                            "build_rate_per_s": n / build_s if build_s else None,
                            "build_rate_per_cpu_s": n / build_cpu if build_cpu else None,
                            "store": "built" if build_s is not None else f"copied from {kept}",
@@ -257,8 +259,21 @@ def run_size(n: int, queries: int, workdir: Path, seed: int,
     target.write_text(json.dumps(qs[0].to_data()), encoding="utf-8")
     out["cold_cli_find"] = _cold_cli(path, target, 5)
     out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["loadavg_end"] = list(os.getloadavg())  # the machine's load as this size finished
     shutil.rmtree(mac_dir, ignore_errors=True)
     return out
+
+
+def _commit() -> str | None:
+    """The checkout's commit (with ``+changes`` when the tree differs from it), if a git one."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, text=True,
+                              capture_output=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=HERE, text=True, capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("+changes" if dirty.strip() else "")
 
 
 def _top(fused: Any) -> Any:
@@ -290,6 +305,7 @@ def _write(args: argparse.Namespace, rows: list[dict[str, Any]], *, partial: boo
               "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
               "machine": {"python": sys.version.split()[0], "platform": platform.platform(),
                           "cpu_count": os.cpu_count()},
+              "commit": _commit(),
               "settings": {"sizes": args.sizes, "queries": args.queries, "seed": args.seed,
                            "shortlist": 20},
               "targets": targets, "rows": rows, "partial": partial}
