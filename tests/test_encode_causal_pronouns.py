@@ -29,3 +29,11 @@ def test_an_object_pronoun_of_another_subject_finds_its_referent(
         enc: DeterministicEncoder) -> None:
     text = "The keeper opened the shop. The storm soaked him."
     assert ("storm", "keeper") in {(t.subject, t.object) for t in enc.triples(text)}
+
+
+def test_an_infinitive_s_object_pronoun_is_not_its_controller(
+        enc: DeterministicEncoder) -> None:
+    # "led the makers to copy it": the makers copy, so "it" is not a maker
+    text = "The early maker chose a layout. The typists led the makers to copy it."
+    assert not any(t.object == "early maker" for t in enc.triples(text)
+                   if t.verb.startswith("copy"))

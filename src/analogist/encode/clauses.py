@@ -211,8 +211,14 @@ class _ClauseReader:
         if v.pos_ not in ("VERB", "AUX"):
             return set()
         out: set[str] = set()
-        for ch in v.children:
-            if ch.dep_ not in ("nsubj", "nsubjpass") or ch.lower_ in _RELATIVE:
+        subj = [ch for ch in v.children if ch.dep_ in ("nsubj", "nsubjpass")]
+        if not subj and v.dep_ == "xcomp":
+            # "led other makers to copy *it*": the controller (the head's object, else its
+            # subject) is the infinitive's subject
+            subj = [ch for ch in v.head.children if ch.dep_ == "dobj" and ch.i < v.i] or [
+                ch for ch in v.head.children if ch.dep_ in ("nsubj", "nsubjpass")]
+        for ch in subj:
+            if ch.lower_ in _RELATIVE:
                 continue
             if ch.pos_ == "PRON":
                 m = self._pronoun_referents.get((ch.sent.start, ch.lower_))
