@@ -478,6 +478,7 @@ def _from_validation(e: ValidationError, source: str | None, text: str | None) -
 # the model would reject) it returns None and the model validates as before, so errors and their
 # messages are the model's. tests/test_signature_fast.py holds the two paths equal.
 _TAG_FULL = re.compile(_TAG_RE)
+_TAGS_FULL = re.compile(rf"{_TAG_RE}(?:\n{_TAG_RE})*")
 _PRED_FULL = re.compile(_PRED_RE)
 _KIND_FULL = re.compile(r"[a-z][a-z0-9_]*")
 _SIG_KEYS = frozenset(Signature.model_fields)
@@ -741,11 +742,11 @@ def _fast_plain(data: dict[str, Any]) -> _Plain | None:
         return None
     if type(roles) is not dict or not 1 <= len(roles) <= MAX_ROLES:
         return None
-    tag = _TAG_FULL.fullmatch
-    for k, v in roles.items():  # (_tag_ok, inline)
-        if type(k) is not str or len(k) > MAX_TAG or tag(k) is None or type(v) is not str \
-                or len(v) > MAX_TEXT:
+    for k, v in roles.items():  # (_tag_ok, inline; the patterns all at once below)
+        if type(k) is not str or len(k) > MAX_TAG or type(v) is not str or len(v) > MAX_TEXT:
             return None
+    if _TAGS_FULL.fullmatch("\n".join(roles)) is None:  # a tag holds no line break
+        return None
     relations: list[_Key] = []
     if "relations" in data:
         rels = data["relations"]

@@ -17,9 +17,9 @@ import numpy as np
 
 from analogist.errors import AnalogistError, SignatureError
 from analogist.index.features import (
+    _WORD,
     FINGERPRINT_DEPTH,
     EpisodeFeatures,
-    _content_words,
     _stored_features,
 )
 from analogist.signature import (
@@ -325,7 +325,8 @@ def _assemble(p: _Plain, content: str, fingerprint: str, depth: int,
     # compact canonical JSON (the pretty text is for people, not the store)
     return _Prepared(p.episode_id, p.kind, p.source_hash(), p.verified, _plain_json(p),
                      fingerprint, depth, vectors,
-                     " ".join(sorted(_content_words(p.surface_text()))), relations)
+                     " ".join(sorted(set(_WORD.findall(p.surface_text().lower())))),
+                     relations)
 
 
 MAX_ID = 2 ** 63 - 1
