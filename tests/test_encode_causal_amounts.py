@@ -82,3 +82,16 @@ def test_an_aspectual_verb_s_complement_is_the_link_s_end(
                        f"{act[0]}.")
     plain = _edges(enc, f"The caretaker switched the alarm off because the sensor {act[1]}.")
     assert kept == plain and len(plain) == 1
+
+
+@pytest.mark.parametrize("text, want", [
+    ("The notary skipped checking the papers, and that is how he came to know the lawyer.",
+     [("that is how", ["check", "know"])]),
+    ("The clerk came to trust the ledger because the auditor never checked it.",
+     [("because", ["not check", "trust"])]),
+])
+def test_came_to_and_skipped_are_their_complements(enc: DeterministicEncoder, text: str,
+                                                   want: list[tuple[str, list[str]]]) -> None:
+    # "came to know" is no purpose ("came in order to know"), and "skipped checking" is the
+    # checking the typing reads as skipped
+    assert [(lk["connective"], lk["surface"]) for lk in enc.encode(text).links] == want

@@ -126,11 +126,11 @@ class _CausalReader:
             scalar = _scalar_of(doc, c) if c.idx not in linked else None
             if scalar is not None:
                 self._scalar_link(ctx, c, scalar)
-        for lk in ctx.links:
-            lk.cause = _content_end(doc, ctx, lk.cause)
-            lk.effect = _content_end(doc, ctx, lk.effect)
         links = ctx.links
         links += self._why_links(doc, clauses, ctx.by_tok, ctx.clause_of, ctx.prev_clause)
+        for lk in links:
+            lk.cause = _content_end(doc, ctx, lk.cause)
+            lk.effect = _content_end(doc, ctx, lk.effect)
         links += self._adjacent_links(doc, clauses, links)
         for lk in links:
             if lk.edge in ("causes", "enables"):
@@ -409,7 +409,7 @@ class _CausalReader:
                 label = ""
             if label and main is not None and main is not c:
                 if label == "to (purpose)":
-                    if main.causal is None:
+                    if main.causal is None and main.lemma not in _ASPECTUAL:
                         ctx.links.append(_Link(node(main), "enables", node(c), 1, "inferred",
                                                label, c.sent))
                 else:
@@ -421,6 +421,7 @@ class _CausalReader:
         elif doc[c.tok].dep_ == "xcomp" and c.causal is None:
             main = clause_of(v.head)
             if (main is not None and main.causal is None and main.lemma in _OBJECT_CONTROL
+                    and main.lemma not in _ASPECTUAL
                     and any(ch.dep_ == "aux" and ch.lower_ == "to" for ch in v.children)):
                 ctx.links.append(_Link(node(main), "enables", node(c), 1, "inferred",
                                        "to (purpose)", c.sent))
@@ -614,9 +615,11 @@ class _CausalReader:
         return out
 
 
-_ASPECTUAL = {"keep", "continue", "start", "begin", "resume", "carry", "go", "try"}
+_ASPECTUAL = {"keep", "continue", "start", "begin", "resume", "carry", "go", "try", "come",
+              "skip"}
 """Verbs whose gerund or infinitive complement says what happens ("kept *halting* the lift",
-"began *to leak*"): the verb itself states nothing."""
+"began *to leak*", "came *to know* the lawyer", "skipped *checking* the papers"): the verb
+itself states nothing, and its infinitive is no purpose."""
 
 
 def _content_end(doc: Any, ctx: _LinkContext, nd: _Node) -> _Node:
@@ -625,10 +628,11 @@ def _content_end(doc: Any, ctx: _LinkContext, nd: _Node) -> _Node:
     if nd.clause is None:
         return nd
     c = ctx.clauses[nd.clause]
-    if c.lemma not in _ASPECTUAL or c.objects or c.state is not None or c.causal is not None:
+    if c.lemma not in _ASPECTUAL or c.objects or c.state not in (None, c.lemma) \
+            or c.causal is not None:
         return nd
     v = doc[c.tok]
-    comp = [ch for ch in v.children if ch.dep_ in ("xcomp", "ccomp") and ch.i > v.i
+    comp = [ch for ch in v.children if ch.dep_ in ("xcomp", "ccomp", "advcl") and ch.i > v.i
             and ch.i in ctx.by_tok and (ch.tag_ == "VBG" or any(
                 g.dep_ == "aux" and g.lower_ == "to" for g in ch.children))]
     return _clause_node(ctx.by_tok[comp[0].i]) if comp else nd
