@@ -42,6 +42,8 @@ PREDICT / CHECK format and as JSON. The judge is deterministic and uses no model
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -277,7 +279,8 @@ def _pred_of(atom_text: str) -> str:
 
 
 class _Side:
-    """A signature with its compiled description and atom ↔ expression lookups."""
+    """A signature with its compiled description and atom ↔ expression lookups (read only once
+    built: :func:`_side` shares one between the mappings of the same two objects)."""
 
     def __init__(self, sig: Signature, desc: Description) -> None:
         self.sig = sig
@@ -289,6 +292,37 @@ class _Side:
         self.expr_of_edge: dict[CausalEdge, Expr] = {
             e: Expr(canon(e.edge), (self.expr_of_atom[e.cause], self.expr_of_atom[e.effect]))
             for e in sig.causal_chain}
+        #: the target-side lookups of a mapping onto this signature
+        self.edge_of_expr: dict[Expr, CausalEdge] = {
+            self.expr_of_edge[e]: e for e in sig.causal_chain}
+        self.atom_of_expr: dict[Expr, Atom] = {x: a for a, x in self.expr_of_atom.items()}
+
+
+SIDES = 4096
+"""Sides (:class:`_Side`) kept, least recently used dropped: a find judges twenty candidates
+against one target, and the same stored candidates find after find."""
+
+_sides: OrderedDict[tuple[int, int], _Side] = OrderedDict()
+_sides_lock = threading.Lock()
+
+
+def _side(sig: Signature, desc: Description) -> _Side:
+    """The side of ``sig`` compiled as ``desc``, kept per pair of objects (signatures are frozen
+    and a side is never changed, so one built for the same two objects is the same; the side
+    holds both, so neither id is reused while it is kept)."""
+    key = (id(sig), id(desc))
+    with _sides_lock:
+        got = _sides.get(key)
+        if got is not None and got.sig is sig and got.desc is desc:
+            _sides.move_to_end(key)
+            return got
+    made = _Side(sig, desc)
+    with _sides_lock:
+        _sides[key] = made
+        _sides.move_to_end(key)
+        while len(_sides) > SIDES:
+            _sides.popitem(last=False)
+    return made
 
 
 def _project(atom: Atom, role_map: dict[str, str]) -> str:
@@ -433,15 +467,15 @@ class _Mapped:
     def __init__(self, source: Signature, target: Signature, source_desc: Description,
                  target_desc: Description, mp: GlobalMapping | None) -> None:
         self.source, self.target = source, target
-        self.S, self.T = _Side(source, source_desc), _Side(target, target_desc)
+        self.S, self.T = _side(source, source_desc), _side(target, target_desc)
         self.mp = mp
         synthetic = set(source_desc.metadata.get("synthetic_entities", []))
         self.pairs: dict[Expr, Expr] = dict(mp.expression_pairs) if mp is not None else {}
         self.role_map = {b: t for b, t in (mp.entity_pairs if mp is not None else ())
                          if b in source.roles and b not in synthetic}
         self.mapped_targets = set(self.pairs.values())
-        self.target_edges = {self.T.expr_of_edge[e]: e for e in target.causal_chain}
-        self.target_atom_of: dict[Expr, Atom] = {x: a for a, x in self.T.expr_of_atom.items()}
+        self.target_edges = self.T.edge_of_expr
+        self.target_atom_of: dict[Expr, Atom] = self.T.atom_of_expr
 
     def mapped(self, x: Expr) -> bool:
         return x in self.pairs
