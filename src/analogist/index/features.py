@@ -192,8 +192,11 @@ def _motifs(g: _Graph, out: dict[str, int]) -> None:
     outs: list[list[tuple[int, str, int, str]]] = [[] for _ in range(n)]
     n_masks_total = 0
     backward = False  # an edge to a node numbered no later than its source (else no cycle)
+    simple = True  # every node with at most one edge in and at most one out
     for src, dst, t, sign in edges:
         ts = t + ("+" if sign > 0 else "-")
+        if outs[src] or ins[dst]:
+            simple = False
         outs[src].append((dst, t, sign, ts))
         ins[dst].append((src, t, sign, ts))
         if t == "masks":
@@ -204,7 +207,17 @@ def _motifs(g: _Graph, out: dict[str, int]) -> None:
     if n_masks_total:
         out["motif:masking"] = get("motif:masking", 0) + n_masks_total
         out["motif:masking:masks"] = get("motif:masking:masks", 0) + n_masks_total
-    for b in range(n):
+    if simple:  # a node's only motif is then the chain through it (the pairs below need two)
+        for b in range(n):
+            into, from_b = ins[b], outs[b]
+            if into and from_b:
+                a, _t1, _s1, ts1 = into[0]
+                c, _t2, _s2, ts2 = from_b[0]
+                if a != b and c != b and c != a:
+                    out["motif:chain"] = get("motif:chain", 0) + 1
+                    key = f"motif:chain:{ts1}>{ts2}"
+                    out[key] = get(key, 0) + 1
+    for b in range(0 if simple else n):
         into, from_b = ins[b], outs[b]
         if into and from_b:
             for a, _t1, _s1, ts1 in into:
@@ -413,7 +426,7 @@ def _wl_many(gs: Sequence[_Graph], depth: int) -> list[str]:
         starts.append(base)
         roles = g.roles
         n_roles = len(roles)
-        role_node = dict(zip(roles, range(base, base + n_roles)))  # (of equal lengths)
+        role_node = dict(zip(roles, range(base, base + n_roles), strict=False))
         labels += [_ROLE] * n_roles
         i = base + n_roles  # the next node
         atom_node: dict[_Key, int] = {}
@@ -425,7 +438,7 @@ def _wl_many(gs: Sequence[_Graph], depth: int) -> list[str]:
             pos = 0
             for tag in args:
                 ends += (i, role_node[tag], pos)
-                pos += 1
+                pos += 1  # noqa: SIM113 (cheaper than enumerate per argument)
             i += 1
         chain_node = []  # graph node of each distinct causal atom (an asserted one is shared)
         for a in g.nodes:
@@ -437,7 +450,7 @@ def _wl_many(gs: Sequence[_Graph], depth: int) -> list[str]:
                 pos = 0
                 for tag in args:
                     ends += (i, role_node[tag], pos)
-                    pos += 1
+                    pos += 1  # noqa: SIM113 (cheaper than enumerate per argument)
                 j = i
                 i += 1
             chain_node.append(j)
