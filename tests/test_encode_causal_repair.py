@@ -1,7 +1,8 @@
 """Mis-tagged tokens repaired before the clauses are read (hand-written sentences): a verb the
 small tagger read as a noun after a noun compound ("the fruit rots"), a sentence whose root is a
 noun with a reduced relative ("Typists trained on the layout"), a gerund that is an adjective on
-its object ("warned passing skippers"); a gerund complement of a verb that takes one ("kept
+its object ("warned passing skippers"), an adjective with a subject and a subordinator ("with the
+gate closed"); a gerund complement of a verb that takes one ("kept
 finding errors") and a sentence parsed right are left as they are."""
 
 from __future__ import annotations
@@ -59,3 +60,15 @@ def test_a_gerund_before_its_object_is_an_adjective_on_it(
 def test_a_gerund_complement_is_left_alone(enc: DeterministicEncoder) -> None:
     doc = enc.nlp("The clerk kept finding errors.")
     assert _repair_parse(enc.nlp, doc) is doc
+
+
+@pytest.mark.parametrize("text, cause, effect", [
+    ("With the routine disabled, the spacecraft did not react to the debris.", "disabled",
+     "not react to"),
+    ("With the gate closed, the sheep stayed in the pen.", "close", "stay in"),
+])
+def test_a_with_small_clause_is_a_cause(enc: DeterministicEncoder, text: str, cause: str,
+                                        effect: str) -> None:
+    # "with X disabled": an adjective with a subject and a subordinator is a clause
+    links = enc.encode(text).links
+    assert [(lk["connective"], lk["surface"]) for lk in links] == [("with", [cause, effect])]

@@ -298,6 +298,10 @@ class _ClauseReader:
             return False
         if tok.pos_ == "VERB":
             return tok.dep_ not in ("amod", "compound", "aux", "auxpass", "nmod")
+        if tok.pos_ == "ADJ" and tok.dep_ == "advcl":
+            # a verbless small clause with a subordinator: "*with* the routine *disabled*, …"
+            kids = {c.dep_ for c in tok.children}
+            return "nsubj" in kids and "mark" in kids
         if tok.pos_ == "AUX":
             return tok.dep_ not in ("aux", "auxpass") and any(
                 c.dep_ in ("nsubj", "nsubjpass", "attr", "acomp", "expl") for c in tok.children)
