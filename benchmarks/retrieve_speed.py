@@ -305,7 +305,7 @@ def _write(args: argparse.Namespace, rows: list[dict[str, Any]], *, partial: boo
               "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
               "machine": {"python": sys.version.split()[0], "platform": platform.platform(),
                           "cpu_count": os.cpu_count()},
-              "commit": _commit(),
+              "commit": args.commit,
               "settings": {"sizes": args.sizes, "queries": args.queries, "seed": args.seed,
                            "shortlist": 20},
               "targets": targets, "rows": rows, "partial": partial}
@@ -333,6 +333,7 @@ def main(argv: list[str] | None = None) -> int:
     from rich.table import Table
 
     console = Console()
+    args.commit = _commit()  # before the report is first written (it may be a tracked file)
     rows = []
     with tempfile.TemporaryDirectory(dir=os.environ.get("ANALOGIST_BENCH_TMP")) as tmp:
         for n in args.sizes:
