@@ -236,7 +236,9 @@ class _ClauseReader:
         same = self._pronoun_referents.get((tok.sent.start, low)) \
             if tok.dep_ in ("nsubj", "nsubjpass") else None
         cands = [m for m in reversed(recent) if m.plural == want_plural] or list(reversed(recent))
-        own = self._own_subjects(tok)
+        own = self._own_subjects(tok) | (self._clause_subjects if tok.dep_ not in (
+            "nsubj", "nsubjpass") else set())
+        top_own = bool(cands) and cands[0].head in own
         if own:
             # an object pronoun is not its own clause's subject ("other makers copied *it*": not
             # the makers; "the more children believed *it*": not the children)
@@ -249,6 +251,12 @@ class _ClauseReader:
             cands = [m for m in cands if m.main] + [m for m in cands if not m.main]
         if same is not None:
             cands = [same]
+        if top_own and same is None:
+            # the latest subject being the clause's own (an inherited one too: "the service
+            # leaked memory and held all of *it*"), the latest agreeing non-subject mention
+            # comes first — the memory — then another earlier subject
+            cands = [o for o in reversed(self._recent_objects)
+                     if o.plural == want_plural and o.head not in own] + cands
         if not cands:
             return None
         m = cands[0]
@@ -352,6 +360,8 @@ class _ClauseReader:
 
     def _clauses(self, doc: Any) -> list[_Clause]:
         self._pronoun_referents: dict[tuple[int, str], _Mention] = {}
+        self._recent_objects: list[_Mention] = []
+        self._clause_subjects: set[str] = set()
         clauses: list[_Clause] = []
         by_tok: dict[int, _Clause] = {}
         recent: list[_Mention] = []
@@ -372,7 +382,13 @@ class _ClauseReader:
                         if not m.resolved:
                             m.sent_start, m.main = sent.start, main
                             recent.append(m)
+                # (within a clause its direct object is the latest: "bought grain from the
+                # farm and stored *it*" — the grain)
+                self._recent_objects.extend(m for m in (*c.sources, *c.into, *c.objects)
+                                            if not m.resolved)
                 recent[:] = recent[-20:]
+                self._recent_objects[:] = self._recent_objects[-20:]
+        self._clause_subjects = set()
         return clauses
 
     def _inherit_subjects(self, v: Any, recent: list[_Mention],
@@ -413,6 +429,7 @@ class _ClauseReader:
 
     def _clause(self, v: Any, si: int, idx: int, recent: list[_Mention],
                 by_tok: dict[int, _Clause]) -> _Clause | None:
+        self._clause_subjects = set()
         lemma = _verb_lemma((v.lemma_ or v.text).lower(), v.text.lower())
         children = list(v.children)
         prt = [c for c in children if c.dep_ == "prt"]
@@ -483,7 +500,8 @@ class _ClauseReader:
         if not subjects and c.event_subject is None and not subj_toks and not pass_toks:
             subjects, c.event_subject = self._inherit_subjects(v, recent, by_tok)
 
-        # objects
+        # objects (a pronoun among them is not the clause's own subject: :meth:`_resolve`)
+        self._clause_subjects = {m.head for m in subjects}
         light = ""
         for ch in children:
             if ch.dep_ == "dobj" and lemma in _LIGHT_VERBS and ch.lemma_.lower() in _LIGHT_NOUNS:

@@ -99,8 +99,11 @@ Pipeline
    arguments of one clause, gives one entity per phrase (a bare "the job" joins the first phrase
    it ends); adjectives and participles alone ("the printed / outdated timetable") do not split
    an entity, and quantifiers ("one", "only", "every") are left out of phrases. A pronoun
-   resolves to a recent subject of a main or subordinate clause, never of a relative clause; the most salient (mentions + 2 × causal
-   participation) up to ``max_roles`` become roles, tagged ``R1``, ``R2``, … in order of first
+   resolves to a recent subject of a main or subordinate clause, never of a relative clause; a
+   plain object pronoun is never its own clause's subject (it takes the latest agreeing object:
+   "leaked memory and held all of *it*"); the most salient (mentions + 2 × causal
+   participation; over the cap, + 2 × each clause typed onto the vocabulary that the entity is
+   an argument of) up to ``max_roles`` become roles, tagged ``R1``, ``R2``, … in order of first
    mention (``tag_style="neutral"``, the default: see :class:`EncoderParams` for why) or by the
    upper-cased head noun (``tag_style="noun"``; ≤ 12 characters, a digit appended on collision). Atoms over dropped entities are dropped (noted).
 5. **Relation typing.** A verb phrase is first looked up by name/synonym in the vocabulary
@@ -354,6 +357,12 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
                               "sentences about things that act or are acted on",
                               source=source or "<text>")
         ranked = sorted(mentions, key=lambda h: (-salience[h], first[h], h))
+        if len(ranked) > p.max_roles:
+            # over the cap, the entities the mechanism is written over come first: those in a
+            # clause typed onto the vocabulary or ending a causal link that can be kept
+            typed_in = self._typed_participation(rd, ranked)
+            ranked = sorted(ranked, key=lambda h: (-(salience[h] + p.edge_weight * typed_in[h]),
+                                                   first[h], h))
         kept = ranked[:p.max_roles]
         if len(ranked) > p.max_roles:
             notes.append(f"kept the {p.max_roles} most salient of {len(ranked)} entities as "
@@ -369,6 +378,23 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
             roles[tags[h]] = desc[:200]
             entities.extend(ph for ph in phrases if phrases[ph] > 0 and ph not in entities)
         return _Cast(mentions=mentions, tags=tags, roles=roles, entities=entities)
+
+    def _typed_participation(self, rd: _Reading, heads: list[str]) -> Counter[str]:
+        """Per entity head, the live clauses it is an argument of that are typed onto a
+        vocabulary term (a proposed term does not count), by their own reading or, ending a
+        causal link, by the general tables' reading of the edge end (:meth:`_type_edge_ends`);
+        the clauses are typed with every entity a role (:meth:`_type_clauses`)."""
+        tags = {h: h for h in heads}
+        typed, _ = self._type_clauses(rd, tags)
+        ends = self._type_edge_ends(rd.links, rd.cl, typed)
+        out: Counter[str] = Counter()
+        for c in rd.live:
+            args = {m.head for m in (*c.subjects, *c.objects, *c.sources, *c.into)
+                    if m.tok not in rd.consumed}
+            for t in (typed.get(c.idx), ends.get(c.idx)):
+                if t is not None and not t.proposed:
+                    out.update(args)
+        return out
 
     def _salience(self, rd: _Reading
                   ) -> tuple[dict[str, Counter[str]], dict[str, int], Counter[str]]:

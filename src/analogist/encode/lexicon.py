@@ -271,6 +271,15 @@ _UPDATE_VERBS = {"update", "refresh", "revise", "amend", "correct", "sync", "res
 _SEE_VERBS = {"see", "notice", "detect", "observe", "watch", "monitor", "spot", "track", "hear",
               "find", "discover", "catch", "sight", "glimpse", "witness", "look", "listen",
               "read"}
+_TELL_VERBS = {"tell", "warn", "inform", "notify", "alert", "remind", "brief", "advise",
+               "forewarn", "caution", "signal"}
+"""Verbs of telling someone: denied to their receiver ("nobody told the owner", "the crew was
+never warned") they leave it ``uninformed``."""
+_WHOLE_SHARES = {"all", "most", "much", "bulk", "majority", "whole", "rest"}
+"""Partitive heads naming (nearly) the whole of something ("held almost *all* of it")."""
+_HOLD_READINGS = {"keeps", "holds_lock", "uses", "contains"}
+"""Readings of holding or using that, over (nearly) the whole of a thing, use it up (taking
+stays ``acquires``: "took most of the nectar")."""
 _NOBODY = {"nobody", "noone", "none"}
 _TRUE_WORDS = {"current", "true", "accurate", "correct", "right", "valid", "authoritative",
                "reliable", "fresh", "exact", "complete", "final", "official", "genuine",

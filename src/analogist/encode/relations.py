@@ -19,8 +19,11 @@ from analogist.encode.lexicon import (
     _RESPONSE_VERBS,
     _SEE_VERBS,
     _STATE_PHRASES,
+    _HOLD_READINGS,
     _STOP,
+    _TELL_VERBS,
     _UPDATE_VERBS,
+    _WHOLE_SHARES,
     _snake,
     _strip_roles,
 )
@@ -351,6 +354,22 @@ class _RelationTyper:
                 p = self.vocab.get(name) if name is not None else None
                 if p is not None and p.name not in (t.name, plain) and p.accepts_arity(2):
                     return _Typed(p.name, 2, False, 1.0, p.definition)
+        if c.negated and t.arity == 1 and c.lemma in _TELL_VERBS and (
+                c.objects_moved or any(ch.dep_ == "nsubjpass" for ch in tok.children)):
+            # "nobody told the owner", "the crew was never warned": the receiver of a telling
+            # that never came does not know
+            p = self.vocab.get("uninformed")
+            if p is not None:
+                return _Typed(p.name, 1, False, 1.0, p.definition)
+        if not c.negated and t.arity == 2 and t.name in _HOLD_READINGS and any(
+                ch.dep_ == "dobj" and ch.lower_ in _WHOLE_SHARES
+                and any(g.dep_ == "prep" and g.lower_ == "of" for g in ch.children)
+                for ch in tok.children):
+            # "held almost all of the memory", "used nearly all of the water": holding or using
+            # (nearly) the whole of a thing uses it up
+            p = self.vocab.get("consumes")
+            if p is not None:
+                return _Typed(p.name, 2, False, 1.0, p.definition)
         if c.negated or not (t.arity == 1 or t.proposed):
             return t
         words = {ch.lower_ for ch in tok.children if ch.dep_ in ("advmod", "npadvmod", "prt",
