@@ -4,6 +4,7 @@ on random stores with many ties, bonus rows, appended rows and a saved-and-loade
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -159,3 +160,25 @@ def test_stage1_is_mac_then_a_partial_sort(tmp_path: Path, monkeypatch: object) 
                         assert s1.channels[name].tobytes() == v[want].tobytes()
                     assert s1.skipped == skipped
                     assert s1.ids.tolist() == ids.tolist()
+
+
+def test_top_from_several_threads_at_once() -> None:
+    """Each concurrent query takes its own scratch buffer: the answers are those of one
+    thread alone."""
+    rng = np.random.default_rng(9)
+    base = [{f"f{j}": float(rng.integers(1, 3)) for j in rng.choice(20, 5, replace=False)}
+            for _ in range(25)]
+    rows = [{**base[i % 25], f"g{rng.integers(0, 60)}": 1.0} for i in range(2500)]
+    ix = ContentIndex(range(len(rows)), rows)
+    queries = [{**base[q], f"g{q}": 1.0} for q in range(25)]
+    want = [_brute(ix, q, 50, 1.0, np.zeros(0, dtype=np.int64), 0.0)[0].tolist()
+            for q in queries]
+
+    def run(i: int) -> list[int]:
+        got = ix.top(queries[i % 25], 50)
+        assert got is not None
+        return got[0].tolist()
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        for i, got in enumerate(pool.map(run, range(200))):
+            assert got == want[i % 25]
