@@ -2,7 +2,8 @@
 small tagger read as a noun after a noun compound ("the fruit rots"), a sentence whose root is a
 noun with a reduced relative ("Typists trained on the layout"), a gerund that is an adjective on
 its object ("warned passing skippers"), an adjective with a subject and a subordinator ("with the
-gate closed"); a gerund complement of a verb that takes one ("kept
+gate closed"), a bare infinitive tagged as a noun ("made nurses greet arrivals"); a gerund
+complement of a verb that takes one ("kept
 finding errors") and a sentence parsed right are left as they are."""
 
 from __future__ import annotations
@@ -72,3 +73,10 @@ def test_a_with_small_clause_is_a_cause(enc: DeterministicEncoder, text: str, ca
     # "with X disabled": an adjective with a subject and a subordinator is a clause
     links = enc.encode(text).links
     assert [(lk["connective"], lk["surface"]) for lk in links] == [("with", [cause, effect])]
+
+
+def test_a_bare_infinitive_tagged_as_a_noun_is_the_effect(enc: DeterministicEncoder) -> None:
+    # "made nurses greet arrivals": "greet" has a subject of its own, so it is a verb
+    text = "The long queue made nurses greet arrivals quickly."
+    assert ("nurses", "greet", "arrivals") in _verbs(enc, text)
+    assert [lk["surface"][1] for lk in enc.encode(text).links] == ["greet"]

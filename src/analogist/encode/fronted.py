@@ -3,8 +3,9 @@ price." The small parser often makes the clause before the comma the sentence's 
 main clause a stray noun phrase; the two pieces parsed on their own and joined give the reading
 the causal links need (part of stage 2). Then a few mis-tagged tokens are repaired in every
 sentence: a root noun with a reduced relative ("Typists trained on the layout"), a verb tagged as
-a noun after a noun compound ("the fruit rots"), a gerund that is an adjective on its object
-("warned passing skippers")."""
+a noun after a noun compound ("the fruit rots"), a bare infinitive tagged as a noun ("made
+nurses greet arrivals"), a gerund that is an adjective on its object ("warned passing
+skippers")."""
 
 from __future__ import annotations
 
@@ -132,11 +133,31 @@ def _participle_adjective(rows: list[_Row], words: list[str]) -> list[_Row]:
     return out
 
 
+def _verb_with_subject(rows: list[_Row], words: list[str]) -> list[_Row]:
+    """"…, which made nurses *greet* arrivals": a word tagged as a noun compound that has a
+    subject of its own is a bare infinitive; it is the verb's clausal complement and the noun it
+    was stuck to its object."""
+    out = list(rows)
+    for i, r in enumerate(rows):
+        if r[3] != "NOUN" or r[1] != "compound" or r[0] != i + 1 or not words[i].isalpha():
+            continue
+        if not any(x[0] == i and x[1] == "nsubj" and j < i for j, x in enumerate(rows)):
+            continue
+        n = i + 1
+        gov = rows[n][0]
+        if rows[n][1] != "dobj" or gov == n or rows[gov][3] != "VERB":
+            continue
+        out[i] = (gov, "ccomp", "VB", "VERB", words[i].lower(), "VerbForm=Inf")
+        out[n] = (i, "dobj", *rows[n][2:])
+    return out
+
+
 def _repair_rows(rows: list[_Row], words: list[str]) -> list[_Row]:
     """The token repairs of one sentence or piece: a reduced-relative root, a verb tagged as a
     noun, a gerund that is an adjective."""
     rows = _verb_from_noun_root(rows)
     rows = _verb_from_compound(rows, words)
+    rows = _verb_with_subject(rows, words)
     return _participle_adjective(rows, words)
 
 
@@ -149,8 +170,9 @@ def _suspect(sent: Any) -> bool:
         dep = t.dep_
         if dep == "xcomp" and t.tag_ == "VBG":
             return True
-        if dep == "compound" and t.head.i == t.i + 1 and t.head.pos_ == "NOUN" \
-                and t.head.dep_ in ("ROOT", "advcl", "ccomp"):
+        if dep == "compound" and t.head.i == t.i + 1 and t.head.pos_ == "NOUN" and (
+                t.head.dep_ in ("ROOT", "advcl", "ccomp")
+                or any(g.dep_ == "nsubj" for g in t.children)):
             return True
     return False
 
