@@ -116,3 +116,14 @@ def test_holding_or_using_nearly_all_of_a_thing_consumes_it(enc, text, atom):
 def test_holding_a_thing_is_not_consuming_it(enc):
     atoms = _atoms(enc, "The search service held the memory.")
     assert not any(a[0] == "consumes" for a in atoms)
+
+
+# -- a thing switched off -------------------------------------------------------------------------
+@pytest.mark.parametrize("text", [
+    "Because the pump was disconnected, the cellar flooded.",
+    "The alarm was switched off, so the guards slept through the fire.",
+    "With the routine disabled, the spacecraft drifted into the debris.",
+])
+def test_a_thing_switched_off_is_an_outage_at_an_edge_end(enc, text):
+    sig = enc.encode(text).signature
+    assert "outage" in {e.cause.predicate for e in sig.causal_chain}
