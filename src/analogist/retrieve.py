@@ -423,6 +423,8 @@ class Retriever:
         self._checked: dict[int, int] = {}  # id → generation its cached head was read at
         self._schemas: list[tuple[int, str, Signature, Description]] | None = None
         self._surfaces: dict[int, frozenset[str]] | None = None
+        # the index and its row count whose surfaces _surfaces holds (appended rows read alone)
+        self._surfaces_of: tuple[MacIndex, int] | None = None
         # (embedder name, text) → its embedding, least recently used first
         self._query_vecs: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self._query_counts = {"hits": 0, "misses": 0}
@@ -493,8 +495,8 @@ class Retriever:
         if rewritten:
             self._compiled.clear()
             self._checked.clear()
+            self._surfaces = None  # appended rows only add surfaces (see _probe)
         self._schemas = None
-        self._surfaces = None
         self._state = state
 
     def _refresh_embeddings(self, rewritten: bool) -> None:
@@ -921,8 +923,17 @@ class Retriever:
         if not tt:
             return None
         if len(ids) <= p.exhaustive_probe_limit:
-            if self._surfaces is None:  # small namespace: every surface, kept per generation
+            # small namespace: every surface, kept until an episode is changed or deleted; after
+            # appends only the appended rows are read (a write must not cost the next find a
+            # read of every surface)
+            idx, seen = self._index, self._surfaces_of
+            if self._surfaces is None or seen is None or seen[0] is not idx \
+                    or seen[1] > len(ids):
                 self._surfaces = self.memory.surface_words(None, self.namespace)
+            elif seen[1] < len(ids):
+                self._surfaces.update(self.memory.surface_words(ids[seen[1]:].tolist(),
+                                                                self.namespace))
+            self._surfaces_of = (idx, len(ids))  # type: ignore[assignment]
             words = self._surfaces
             pool_ids = [int(x) for x in ids]
         else:
