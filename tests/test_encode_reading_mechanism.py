@@ -127,3 +127,16 @@ def test_holding_a_thing_is_not_consuming_it(enc):
 def test_a_thing_switched_off_is_an_outage_at_an_edge_end(enc, text):
     sig = enc.encode(text).signature
     assert "outage" in {e.cause.predicate for e in sig.causal_chain}
+
+
+# -- agent nouns tagged as comparatives -----------------------------------------------------------
+def test_an_agent_noun_with_its_article_is_a_role(enc):
+    # the small tagger may read "dispatcher" as a comparative adjective
+    atoms = _atoms(enc, "The dispatcher read the board and trusted it.")
+    assert ("trusts_as_authoritative", "dispatcher", "board") in atoms
+
+
+def test_a_bare_comparative_is_still_no_role(enc):
+    roles = set(enc.encode("The repairs became costlier and the owners bred more.")
+                .signature.roles.values())
+    assert not roles & {"costlier", "more"}

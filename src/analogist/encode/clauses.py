@@ -84,6 +84,11 @@ def _participant(t: Any) -> bool:
         return False
     if t.pos_ == "NUM" and (low in _NUMBER_WORDS or low.isdigit()):
         return False
+    if t.pos_ == "ADJ" and t.tag_ == "JJR" and t.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj") \
+            and any(c.dep_ in ("det", "poss") for c in t.children) and low not in _QUANTIFIERS:
+        # an agent noun the tagger took for a comparative ("the dispatcher", "her manager"):
+        # an argument with its article is a participant
+        return True
     return not (t.pos_ == "ADJ" and (t.tag_ in ("JJR", "JJS") or low in _QUANTIFIERS))
 
 
