@@ -140,3 +140,14 @@ def test_a_bare_comparative_is_still_no_role(enc):
     roles = set(enc.encode("The repairs became costlier and the owners bred more.")
                 .signature.roles.values())
     assert not roles & {"costlier", "more"}
+
+
+# -- a tensed verb after a seen gerund ------------------------------------------------------------
+@pytest.mark.parametrize(("text", "verb", "subject", "obj"), [
+    ("The owner saw the dog walking happily and never brought it back for a check.", "bring",
+     "owner", "dog"),
+    ("The guard heard the pipes rattling and called the plumber.", "call", "guard", "plumber"),
+])
+def test_a_tensed_verb_after_a_seen_gerund_has_the_seers_subject(enc, text, verb, subject, obj):
+    rows = [(t.subject, t.object) for t in enc.triples(text) if t.verb == verb]
+    assert rows == [(subject, obj)]

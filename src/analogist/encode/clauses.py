@@ -403,6 +403,12 @@ class _ClauseReader:
         if head.i == v.i:
             return [], None
         hc = by_tok.get(head.i)
+        if v.dep_ == "conj" and v.tag_ in ("VBD", "VBZ", "VBP") and head.tag_ == "VBG" \
+                and head.dep_ in ("ccomp", "xcomp") and head.head.i in by_tok:
+            # a tensed verb does not join a seen gerund ("the owner saw the dog walking and never
+            # brought it back"): it is the seeing clause's conjunct, with its subject
+            gc = by_tok[head.head.i]
+            return list(gc.subjects), gc.event_subject
         if v.dep_ == "conj" and hc is not None:
             return list(hc.subjects), hc.event_subject
         is_inf = any(c.dep_ == "aux" and c.lower_ == "to" for c in v.children)
