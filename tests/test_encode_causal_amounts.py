@@ -6,29 +6,18 @@ complement is the end of its link ("because the sensor kept halting the lift")."
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analogist.encode.deterministic import DeterministicEncoder
+from tests.encode_readings import role_edges as _edges
 
 
 @pytest.fixture(scope="module")
 def enc() -> DeterministicEncoder:
     return DeterministicEncoder(embedder=None)
 
-
-def _edges(enc: DeterministicEncoder, text: str) -> list[tuple[str, str, str, str]]:
-    """(cause predicate, cause role, effect predicate, effect role) of each edge."""
-    sig: dict[str, Any] = enc.encode(text).signature.to_data()
-
-    def split(atom: str) -> tuple[str, str]:
-        name, args = atom[:atom.index("(")], atom[atom.index("(") + 1:-1].split(",")
-        return name, str(sig["roles"][args[0]])
-
-    return [(*split(e["cause"]), *split(e["effect"])) for e in sig["causal_chain"]]
 
 
 _THINGS = ["the new tariff", "the long drought", "the harbour strike", "the cold snap"]

@@ -4,29 +4,18 @@ is the first half's amount causing the second's; swapping the halves reverses th
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analogist.encode.deterministic import DeterministicEncoder
+from tests.encode_readings import role_edges as _edges
 
 
 @pytest.fixture(scope="module")
 def enc() -> DeterministicEncoder:
     return DeterministicEncoder(embedder=None)
 
-
-def _edges(enc: DeterministicEncoder, text: str) -> list[tuple[str, str, str, str]]:
-    """(cause state, cause role, effect state, effect role) of each edge."""
-    sig: dict[str, Any] = enc.encode(text).signature.to_data()
-
-    def split(atom: str) -> tuple[str, str]:
-        name, args = atom[:atom.index("(")], atom[atom.index("(") + 1:-1].split(",")
-        return name, str(sig["roles"][args[0]])
-
-    return [(*split(e["cause"]), *split(e["effect"])) for e in sig["causal_chain"]]
 
 
 # (a half, its thing, its direction)

@@ -7,17 +7,13 @@ from __future__ import annotations
 import pytest
 
 from analogist.encode.deterministic import DeterministicEncoder
+from tests.encode_readings import role_atoms as _atoms
 
 
 @pytest.fixture(scope="module")
 def enc() -> DeterministicEncoder:
     return DeterministicEncoder()
 
-
-def _atoms(enc: DeterministicEncoder, text: str) -> set[tuple[str, ...]]:
-    """The relation atoms with role tags replaced by the role descriptions."""
-    sig = enc.encode(text).signature
-    return {(a.predicate, *(sig.roles[x] for x in a.args)) for a in sig.relations}
 
 
 # -- object pronouns ------------------------------------------------------------------------------

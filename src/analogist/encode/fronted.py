@@ -194,20 +194,37 @@ def _repair_parse(nlp: Any, doc: Any) -> Any:
             fixes.append((lo, fixed))
     if not fixes:
         return doc
-    heads = [t.head.i for t in doc]
-    deps = [t.dep_ for t in doc]
-    tags = [t.tag_ for t in doc]
-    pos = [t.pos_ for t in doc]
-    lemmas = [t.lemma_ for t in doc]
-    morphs = [str(t.morph) for t in doc]
+    cols = _Columns(doc)
     for lo, fixed in fixes:
-        for k, (h, dep, tag, ps, lem, mo) in enumerate(fixed):
-            j = lo + k
-            heads[j], deps[j], tags[j], pos[j], lemmas[j], morphs[j] = (
-                h + lo, dep, tag, ps, lem, mo)
-    return type(doc)(doc.vocab, words=[t.text for t in doc],
-                     spaces=[bool(t.whitespace_) for t in doc], tags=tags, pos=pos,
-                     morphs=morphs, lemmas=lemmas, heads=heads, deps=deps)
+        cols.put(fixed, lo)
+    return cols.rebuilt(doc)
+
+
+class _Columns:
+    """A parsed doc's token annotations as six lists to edit, rebuilt into a doc of the parse's
+    own class (spaCy stays an import of the loaded pipeline only) with the same words and
+    spacing."""
+
+    def __init__(self, doc: Any) -> None:
+        self.heads = [t.head.i for t in doc]
+        self.deps = [t.dep_ for t in doc]
+        self.tags = [t.tag_ for t in doc]
+        self.pos = [t.pos_ for t in doc]
+        self.lemmas = [t.lemma_ for t in doc]
+        self.morphs = [str(t.morph) for t in doc]
+
+    def put(self, rows: list[_Row], off: int) -> None:
+        """Rows of a piece parsed on its own (heads relative to it) written from token ``off``."""
+        for k, (h, dep, tag, ps, lem, mo) in enumerate(rows):
+            j = k + off
+            self.heads[j], self.deps[j], self.tags[j] = h + off, dep, tag
+            self.pos[j], self.lemmas[j], self.morphs[j] = ps, lem, mo
+
+    def rebuilt(self, doc: Any) -> Any:
+        return type(doc)(doc.vocab, words=[t.text for t in doc],
+                         spaces=[bool(t.whitespace_) for t in doc], tags=self.tags,
+                         pos=self.pos, morphs=self.morphs, lemmas=self.lemmas,
+                         heads=self.heads, deps=self.deps)
 
 
 def _under(rows: list[_Row], i: int, top: int) -> bool:
@@ -263,25 +280,15 @@ def _repair_fronted(nlp: Any, doc: Any) -> Any:
             plans.append((marker.i, comma.i, rows_a, rows_b))
     if not plans:
         return doc
-    heads = [t.head.i for t in doc]
-    deps = [t.dep_ for t in doc]
-    tags = [t.tag_ for t in doc]
-    pos = [t.pos_ for t in doc]
-    lemmas = [t.lemma_ for t in doc]
-    morphs = [str(t.morph) for t in doc]
+    cols = _Columns(doc)
+    heads, deps, tags, pos = cols.heads, cols.deps, cols.tags, cols.pos
     for m, cm, rows_a, rows_b in plans:
-        for rows, off in ((rows_a, m + 1), (rows_b, cm + 1)):
-            for k, (h, dep, tag, ps, lem, mo) in enumerate(rows):
-                j = k + off
-                heads[j], deps[j], tags[j], pos[j], lemmas[j], morphs[j] = (
-                    h + off, dep, tag, ps, lem, mo)
+        cols.put(rows_a, m + 1)
+        cols.put(rows_b, cm + 1)
         root_a = next(k for k, r in enumerate(rows_a) if r[0] == k) + m + 1
         root_b = next(k for k, r in enumerate(rows_b) if r[0] == k) + cm + 1
         heads[root_a], deps[root_a] = root_b, "advcl"
         heads[m], deps[m], pos[m], tags[m] = root_a, "mark", "SCONJ", "IN"
         heads[cm], deps[cm] = root_b, "punct"
         deps[root_b] = "ROOT"
-    # the parse's own Doc class (spaCy stays an import of the loaded pipeline only)
-    return type(doc)(doc.vocab, words=[t.text for t in doc],
-                     spaces=[bool(t.whitespace_) for t in doc], tags=tags, pos=pos,
-                     morphs=morphs, lemmas=lemmas, heads=heads, deps=deps)
+    return cols.rebuilt(doc)

@@ -183,6 +183,22 @@ def causal_motifs(sig: Signature) -> Counter[str]:
     return Counter(out)
 
 
+def _count_pairs(out: dict[str, int], name: str, ends: list[tuple[int, str, int, str]],
+                 b: int) -> None:
+    """Count under ``name`` (and ``name:<typed edge>|<typed edge>``, the two in sorted order)
+    each unordered pair of ``ends`` — edges into or out of atom ``b`` — that reach two distinct
+    atoms other than ``b``: the common-cause and common-effect motifs."""
+    get = out.get
+    for i in range(len(ends) - 1):
+        x, _t1, _s1, ts1 = ends[i]
+        for j in range(i + 1, len(ends)):
+            y, _t2, _s2, ts2 = ends[j]
+            if x != y and b != x and b != y:
+                out[name] = get(name, 0) + 1
+                key = f"{name}:{ts1}|{ts2}" if ts1 <= ts2 else f"{name}:{ts2}|{ts1}"
+                out[key] = get(key, 0) + 1
+
+
 def _motifs(g: _Graph, out: dict[str, int]) -> None:
     """Add the motif counts of ``g`` to ``out`` (one pass over the nodes; every count is a sum,
     so the order of the passes does not matter)."""
@@ -229,25 +245,9 @@ def _motifs(g: _Graph, out: dict[str, int]) -> None:
                         key = f"motif:chain:{ts1}>{ts2}"
                         out[key] = get(key, 0) + 1
         if len(from_b) > 1:
-            for i in range(len(from_b) - 1):
-                x, _t1, _s1, ts1 = from_b[i]
-                for j in range(i + 1, len(from_b)):
-                    y, _t2, _s2, ts2 = from_b[j]
-                    if x != y and b != x and b != y:
-                        out["motif:common_cause"] = get("motif:common_cause", 0) + 1
-                        key = "motif:common_cause:" + (f"{ts1}|{ts2}" if ts1 <= ts2
-                                                       else f"{ts2}|{ts1}")
-                        out[key] = get(key, 0) + 1
+            _count_pairs(out, "motif:common_cause", from_b, b)
         if len(into) > 1:
-            for i in range(len(into) - 1):
-                x, _t1, _s1, ts1 = into[i]
-                for j in range(i + 1, len(into)):
-                    y, _t2, _s2, ts2 = into[j]
-                    if x != y and b != x and b != y:
-                        out["motif:common_effect"] = get("motif:common_effect", 0) + 1
-                        key = "motif:common_effect:" + (f"{ts1}|{ts2}" if ts1 <= ts2
-                                                        else f"{ts2}|{ts1}")
-                        out[key] = get(key, 0) + 1
+            _count_pairs(out, "motif:common_effect", into, b)
             # masking by a preventer
             preventers = [x for x, t, s, _ts in into if t == "prevents" or (t == "causes" and s < 0)]
             if preventers:
