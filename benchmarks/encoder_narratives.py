@@ -310,9 +310,23 @@ def _print_encoder_diagnostics(ov: dict[str, Any], mp: dict[str, Any]) -> None:
                     f"reversed or flipped edge {mp['reversed_or_flipped']:.2f}")
 
 
+def default_out(set_path: Path) -> Path:
+    """The result file of a set when ``--out`` is not given, so each set keeps its own file:
+    cross_domain.yaml -> encoder_narratives.json, cross_domain_v2.yaml -> encoder_narratives_v2.json,
+    held_out.yaml -> encoder_narratives_held_out.json."""
+    stem = set_path.stem
+    if stem == SET.stem:
+        return RESULTS / "encoder_narratives.json"
+    suffix = stem.removeprefix(SET.stem + "_")
+    return RESULTS / f"encoder_narratives_{suffix}.json"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", type=Path, default=RESULTS / "encoder_narratives.json")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="result file (default: results/encoder_narratives.json for the default "
+                         "set, results/encoder_narratives_<set suffix>.json for "
+                         "cross_domain_<suffix>.yaml or <name>.yaml otherwise)")
     ap.add_argument("--no-plot", action="store_true")
     ap.add_argument("--set", type=Path, default=SET, help="narrative set (YAML)")
     ap.add_argument("--overlap-only", action="store_true",
@@ -320,6 +334,8 @@ def main() -> None:
                          "nothing is written")
     a = ap.parse_args()
     stories = load_set(a.set)
+    if a.out is None:
+        a.out = default_out(a.set)
     if a.overlap_only:
         _print_encoder_diagnostics(predicate_overlap(stories), minimal_pairs(stories))
         return
