@@ -58,3 +58,26 @@ def test_a_stated_reverse_link_defeats_the_next_sentence_default(
     told = f"Because {later_clause}, {earlier_clause}. {restated}"
     got = _links(enc, told)
     assert [c for _, c, _ in got] == ["because"]               # only the stated edge
+
+
+# (a stated cause, the clause it explains, a sentence between, the cause restated, its verb)
+_RESTATED = [
+    ("the queue grows in the hall", "Only one clerk can stamp the forms at a time",
+     "At noon the farmers brought their forms.", "The queue grew in the hall.", "grow"),
+    ("the bakery burned", "The road was closed", "The firemen arrived late.",
+     "The bakery burned.", "burn"),
+]
+
+
+@pytest.mark.parametrize("cause, explained, between, restated, verb", _RESTATED)
+def test_a_restated_stated_cause_is_no_effect_of_the_sentence_before(
+        enc: DeterministicEncoder, cause: str, explained: str, between: str,
+        restated: str, verb: str) -> None:
+    plain = f"{explained}. {between} {restated}"
+    # the default reading: each sentence follows from the one before
+    assert [b.split()[0] for _, c, b in _links(enc, plain) if c == NEXT][-1] == verb
+    told = f"{explained} because {cause}. {between} {restated}"
+    got = _links(enc, told)
+    assert any(c == "because" for _, c, _ in got)
+    # the restatement would close a circle through the stated link: no sentence leads to it
+    assert [b.split()[0] for _, c, b in got if c == NEXT and b.split()[0] == verb] == [], got

@@ -17,7 +17,9 @@ Given a source episode, a target episode and a structure mapping between them (S
   source's relations and edges: inferences projected from a sliver of shared structure are
   not evidence);
 * lists **contradictions**: structure the target states the other way round (a reversed causal
-  link, a link of the opposite kind or sign, a relation with its roles swapped) — evidence
+  link — reversed outright, or the target's chain running from its effect to its cause while
+  neither side states the loop both ways —, a link of the opposite kind or sign, a relation
+  with its roles swapped) — evidence
   against the mechanism, not an unknown, so neither the mechanism nor a conclusion transfers.
   A mapping that aligns a causal edge with one of the opposite direction or sign is a
   structural contradiction, not a near-perfect analogue: the contradicted edge is a row of the
@@ -591,9 +593,43 @@ class _Contradicted:
             else s.text()
 
 
+def _successors(sig: Signature, side: _Side) -> dict[Expr, list[Expr]]:
+    """A signature's causal chain as a graph over its atoms' expressions: each cause's
+    effects, in the chain's order."""
+    out: dict[Expr, list[Expr]] = {}
+    for e in sig.causal_chain:
+        out.setdefault(side.expr_of_atom[e.cause], []).append(side.expr_of_atom[e.effect])
+    return out
+
+
+def _path(nxt: dict[Expr, list[Expr]], a: Expr, b: Expr) -> list[Expr]:
+    """The shortest directed path from ``a`` to ``b`` (both ends included) over ``nxt``, or
+    an empty list when there is none."""
+    prev: dict[Expr, Expr] = {}
+    frontier, seen = [a], {a}
+    while frontier:
+        step = []
+        for x in frontier:
+            for y in nxt.get(x, ()):
+                if y in seen:
+                    continue
+                prev[y] = x
+                if y == b:
+                    path = [b]
+                    while path[-1] != a:
+                        path.append(prev[path[-1]])
+                    return path[::-1]
+                seen.add(y)
+                step.append(y)
+        frontier = step
+    return []
+
+
 def _contradictions(m: _Mapped) -> list[_Contradicted]:
     """Structure the target states the other way round, read off the best mapping: a source
-    causal edge whose ends map onto a target edge running the opposite way (reversed), a mapped
+    causal edge whose ends map onto a target edge running the opposite way, or onto the ends of
+    a target chain from its effect to its cause that no chain of the target runs back and that
+    the source does not close into a loop itself (reversed), a mapped
     edge whose partner has the opposite sign, an edge over mapped ends of the opposite kind, a
     relation with its roles swapped. Such structure is not an unknown (the target says
     something about it) and not a likeness (what it says is the contrary): it is evidence
@@ -604,6 +640,8 @@ def _contradictions(m: _Mapped) -> list[_Contradicted]:
     for e in m.target.causal_chain:
         key = (T.expr_of_atom[e.cause], T.expr_of_atom[e.effect])
         target_edge_by_atoms.setdefault(key, []).append(e)
+    target_next = _successors(m.target, T)
+    source_next = _successors(m.source, S)
     for e in m.source.causal_chain:
         x = S.expr_of_edge[e]
         if m.mapped(x):
@@ -626,6 +664,15 @@ def _contradictions(m: _Mapped) -> list[_Contradicted]:
                 e, _edge_text(te), "reversed",
                 f"{e.cause.text()} {e.edge} {e.effect.text()} is reversed in the target "
                 f"({te.cause.text()} {te.edge} {te.effect.text()})"))
+        if (fi, ci) not in target_edge_by_atoms:
+            back = _path(target_next, fi, ci)
+            if back and not _path(target_next, ci, fi) and not _path(source_next, f, c):
+                t = " -> ".join(T.atom_of_expr[x].text() if x in T.atom_of_expr else to_sexpr(x)
+                                for x in back)
+                out.append(_Contradicted(
+                    e, t, "reversed",
+                    f"{e.cause.text()} {e.edge} {e.effect.text()} is reversed in the target "
+                    f"({t})"))
         for te in target_edge_by_atoms.get((ci, fi), []):
             if te.edge != e.edge or te.sign != e.sign:
                 out.append(_Contradicted(

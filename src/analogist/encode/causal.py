@@ -6,13 +6,15 @@ effect; a sentential relative on a causal verb ("…, which made / led / produce
 by the clause it follows; "A, and that is why B" / "A. This is how B" read A causes B; "lead"
 takes an infinitive ("led the ranchers to breed more"); and a sentence whose main clause no
 stated link explains is read as caused by the end of the sentence before it (``inferred``,
-connective "(the next sentence)"), unless the text links the two sentences itself or states
-the reverse between clauses of the same verbs and subjects. "amplify / magnify / intensify"
-are positive causal verbs and "damp / dampen / suppress / attenuate / curb" negative ones (both
-stay relations between two plain things); "push / drive X to V" and "force" cause; a gerund
-with an article that the parser tagged as a verb ("the longer baking hid the weak element") is
-a noun-phrase end, not a clause; and a comparative after the object of "make" ("make the queue
-at the counter shorter") sets the effect's direction however the parser attached it."""
+connective "(the next sentence)"), unless the text links the two sentences itself, states
+the reverse between clauses of the same verbs and subjects, or the link would close a circle
+through a stated link (the later sentence restates a stated cause). "amplify / magnify /
+intensify" are positive causal verbs and "damp / dampen / suppress / attenuate / curb" negative
+ones (both stay relations between two plain things); "push / drive X to V" and "force" cause;
+a gerund with an article that the parser tagged as a verb ("the longer baking hid the weak
+element") is a noun-phrase end, not a clause; and a comparative after the object of "make"
+("make the queue at the counter shorter") sets the effect's direction however the parser
+attached it."""
 
 from __future__ import annotations
 
@@ -590,6 +592,24 @@ class _CausalReader:
                 cur = at[max(nxt, key=lambda t: t.i).i]
             return cur
 
+        # the links read so far as a graph over the ends' keys (a clause's verb, negation and
+        # subject; an entity's state and name), so that a clause restating an earlier one is
+        # the same node: an implicit link that would close a circle through a stated link is
+        # not read
+        # ("Only one lorry can cross, because fruit rots in the waiting lorries. [...] Fruit
+        # rotted in the lorries.": the restated rotting is the stated cause, not an effect)
+        def any_key(nd: _Node) -> tuple[str, bool, str] | None:
+            if nd.clause is not None:
+                return end_key(clauses[nd.clause])
+            if nd.mention is not None:
+                return (f"@{nd.state}", False, _entity_key(nd.mention))
+            return None
+
+        graph: dict[tuple[str, bool, str], set[tuple[tuple[str, bool, str], bool]]] = {}
+        for lk in links:
+            a, b = any_key(lk.cause), any_key(lk.effect)
+            if a is not None and b is not None:
+                graph.setdefault(a, set()).add((b, lk.status == "observed"))
         out: list[_Link] = []
         for si in sorted(by_sent):
             prev_cs, cs = by_sent.get(si - 1), by_sent[si]
@@ -610,8 +630,11 @@ class _CausalReader:
                                                        _entity_key(tgt.subjects[0]))
                     in stated_back_subject):
                 continue               # the text states it the other way round
+            if _reaches(graph, end_key(tgt), end_key(src)):
+                continue               # the later sentence restates an earlier cause
             out.append(_Link(_Node(clause=src.idx), "causes", _Node(clause=tgt.idx), 1,
                              "inferred", "(the next sentence)", si))
+            graph.setdefault(end_key(src), set()).add((end_key(tgt), False))
         return out
 
 
@@ -636,6 +659,22 @@ def _content_end(doc: Any, ctx: _LinkContext, nd: _Node) -> _Node:
             and ch.i in ctx.by_tok and (ch.tag_ == "VBG" or any(
                 g.dep_ == "aux" and g.lower_ == "to" for g in ch.children))]
     return _clause_node(ctx.by_tok[comp[0].i]) if comp else nd
+
+
+def _reaches(graph: dict[Any, set[tuple[Any, bool]]], a: Any, b: Any) -> bool:
+    """Is there a directed path from ``a`` to ``b`` in ``graph`` (node → {(next node, stated)})
+    over at least one stated (observed) link?"""
+    todo, seen = [(a, False)], {(a, False)}
+    while todo:
+        x, stated = todo.pop()
+        if x == b and stated:
+            return True
+        for y, obs in graph.get(x, ()):
+            nxt = (y, stated or obs)
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return False
 
 
 def _comparative(t: Any) -> bool:
