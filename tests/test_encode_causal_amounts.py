@@ -84,3 +84,23 @@ def test_came_to_and_skipped_are_their_complements(enc: DeterministicEncoder, te
     # "came to know" is no purpose ("came in order to know"), and "skipped checking" is the
     # checking the typing reads as skipped
     assert [(lk["connective"], lk["surface"]) for lk in enc.encode(text).links] == want
+
+
+@pytest.mark.parametrize("amount", ["the price of bread", "the temperature of the boiler"])
+def test_an_amount_raised_is_the_amount_that_rises(enc: DeterministicEncoder,
+                                                   amount: str) -> None:
+    # "the storm raised X" and "X rose" name one end: the amount, not what it is of
+    told = _edges(enc, f"The storm raised {amount}.")
+    noun = amount.split()[1]
+    assert [(e, r) for _, _, e, r in told] == [("increased", noun)]
+    rose = _edges(enc, f"The storm hit the coast. {amount[0].upper()}{amount[1:]} rose.")
+    assert [(e, r) for _, _, e, r in rose] == [("increased", noun)]
+
+
+def test_a_time_with_a_noun_modifier_is_a_measure_that_can_hold_a_state(
+        enc: DeterministicEncoder) -> None:
+    text = "The porters carried the bags upstairs. The waiting times looked short."
+    got = _edges(enc, text)
+    assert len(got) == 1 and got[0][3] == "waiting times", got
+    # a bare time span is still no participant
+    assert _edges(enc, "The porters carried the bags upstairs. Two hours passed.") == []

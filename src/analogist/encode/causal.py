@@ -200,7 +200,14 @@ class _CausalReader:
         if not subj or not obj:
             return
         cause = self._entity_state(subj[0], ctx.recent, set())
-        effect = self._entity_state(obj[0], ctx.recent, set())
+        effect: _Node | None
+        held = self._mentions(obj[0], ctx.recent) if obj[0].lemma_.lower() in _AMOUNTS else []
+        if held:
+            # "raised the temperature of the tank": the temperature rose, the same end as "the
+            # temperature of the tank rose" (not the tank)
+            effect = _Node(mention=held[0])
+        else:
+            effect = self._entity_state(obj[0], ctx.recent, set())
         if cause is None or effect is None:
             return
         effect.state = scalar

@@ -77,9 +77,12 @@ class _Clause:
 
 def _participant(t: Any) -> bool:
     """Whether a noun-like token can name a participant: not a time span ("took two *years*",
-    "in *April*"), a bare number or quantifier ("fed *one*", "bred *more*"), or a bare
+    "in *April*"; but a subject with a noun modifier is a measure: "the waiting *times*"), a bare number or quantifier ("fed *one*", "bred *more*"), or a bare
     comparative adjective ("*costlier*"), or punctuation ("X*-*ray")."""
     low = t.lower_
+    if low in _TIME_WORDS and t.dep_ in ("nsubj", "nsubjpass") and any(
+            c.dep_ == "compound" for c in t.children):
+        return True          # a measure named by its kind: "the waiting *times* looked short"
     if low in _TIME_WORDS or not re.search(r"[a-z0-9]", low):
         return False
     if t.pos_ == "NUM" and (low in _NUMBER_WORDS or low.isdigit()):
