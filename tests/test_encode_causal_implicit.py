@@ -81,3 +81,21 @@ def test_a_restated_stated_cause_is_no_effect_of_the_sentence_before(
     assert any(c == "because" for _, c, _ in got)
     # the restatement would close a circle through the stated link: no sentence leads to it
     assert [b.split()[0] for _, c, b in got if c == NEXT and b.split()[0] == verb] == [], got
+
+
+@pytest.mark.parametrize("text, first, second", [
+    ("The porter read the label and sent the crate north.", "read", "send"),
+    ("The guard found the leak and called the plumber.", "find", "call"),
+])
+def test_two_clauses_of_one_subject_joined_by_and_are_read_in_order(
+        enc: DeterministicEncoder, text: str, first: str, second: str) -> None:
+    got = _links(enc, text)
+    assert [(a.split()[0], b.split()[0]) for a, c, b in got if c == "and"] == [(first, second)]
+
+
+def test_and_before_a_clause_of_its_own_subject_or_a_stated_link_adds_nothing(
+        enc: DeterministicEncoder) -> None:
+    assert not any(c == "and" for _, c, _ in _links(
+        enc, "The porter read the label, and the crate went north."))
+    got = _links(enc, "The porter read the label and then sent the crate north.")
+    assert [c for _, c, _ in got] == ["then"]

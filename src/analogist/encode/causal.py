@@ -8,7 +8,8 @@ takes an infinitive ("led the ranchers to breed more"); and a sentence whose mai
 stated link explains is read as caused by the end of the sentence before it (``inferred``,
 connective "(the next sentence)"), unless the text links the two sentences itself, states
 the reverse between clauses of the same verbs and subjects, or the link would close a circle
-through a stated link (the later sentence restates a stated cause). "amplify / magnify /
+through a stated link (the later sentence restates a stated cause); likewise, of two clauses
+of one subject joined by "and", the first is read as leading to the second. "amplify / magnify /
 intensify" are positive causal verbs and "damp / dampen / suppress / attenuate / curb" negative
 ones (both stay relations between two plain things); "push / drive X to V" and "force" cause;
 a gerund with an article that the parser tagged as a verb ("the longer baking hid the weak
@@ -133,6 +134,10 @@ class _CausalReader:
         for lk in links:
             lk.cause = _content_end(doc, ctx, lk.cause)
             lk.effect = _content_end(doc, ctx, lk.effect)
+        for lk in self._conjunct_links(doc, clauses, links):
+            lk.cause = _content_end(doc, ctx, lk.cause)
+            lk.effect = _content_end(doc, ctx, lk.effect)
+            links.append(lk)
         links += self._adjacent_links(doc, clauses, links)
         for lk in links:
             if lk.edge in ("causes", "enables"):
@@ -538,6 +543,35 @@ class _CausalReader:
                 out.append(_Link(_Node(clause=src.idx), "causes",
                                  _Node(clause=by_tok[told[0].i].idx), 1, "observed",
                                  f"that is {why}", c.sent))
+        return out
+
+    @staticmethod
+    def _conjunct_links(doc: Any, clauses: list[_Clause], links: list[_Link]) -> list[_Link]:
+        """Narrative order within a sentence: of two clauses of one subject joined by "and"
+        ("The porter read the label and sent the crate north"), the first is read as leading to
+        the second (``inferred``, connective "and"), as a sentence is read as leading to the
+        next — unless a link of the text already ends in the second or joins the two, or
+        either is a causal verb. A second clause with a subject of its own ("…, and the crate
+        went north") is left unlinked: reading it as caused let a wrongly resolved pronoun
+        carry a reversed minimal pair's conclusion across (cross_domain.yaml, archive_proxy)."""
+        by_tok = {c.tok: c for c in clauses}
+        effects = {lk.effect.clause for lk in links if lk.effect.clause is not None}
+        joined = {frozenset((lk.cause.clause, lk.effect.clause)) for lk in links}
+        out: list[_Link] = []
+        for c in clauses:
+            v = doc[c.tok]
+            h = by_tok.get(v.head.i) if v.dep_ == "conj" else None
+            if h is None or h.sent != c.sent or c.causal is not None or h.causal is not None:
+                continue
+            if not any(ch.dep_ == "cc" and ch.lower_ == "and" and h.tok < ch.i < c.tok
+                       for x in (doc[h.tok], v) for ch in x.children):
+                continue
+            if c.idx in effects or frozenset((h.idx, c.idx)) in joined:
+                continue
+            if any(ch.dep_ in ("nsubj", "nsubjpass", "expl") for ch in v.children):
+                continue               # a clause of its own subject: "…, and the crate went"
+            out.append(_Link(_Node(clause=h.idx), "causes", _Node(clause=c.idx), 1,
+                             "inferred", "and", c.sent))
         return out
 
     @staticmethod
