@@ -23,7 +23,11 @@ from analogist.encode.lexicon import (
     _NEG_ADVERBS,
     _NEG_PRONOUNS,
     _NUMBER_WORDS,
+    _MIND_VERBS,
     _OBJECT_CONTROL,
+    _PERSON_NOUNS,
+    _PERSON_SUFFIXES,
+    _PERSONAL_PRONOUNS,
     _PRONOUNS_PLURAL,
     _PRONOUNS_SINGULAR,
     _QUANTIFIERS,
@@ -236,6 +240,57 @@ class _ClauseReader:
                 out.add(_singular(ch.lower_) if ch.text.isalpha() else ch.lower_)
         return out
 
+    @staticmethod
+    def _animate_heads(doc: Any) -> set[str]:
+        """The heads of the text's nouns that name people: a person's name, a common noun for
+        people ("the guest", "the florist", "the fishermen"), a noun a "who" clause hangs on, or
+        the subject of a verb of the mind ("the keeper *knew*", "parents *demanded*")."""
+        out: set[str] = set()
+        for t in doc:
+            if t.pos_ not in ("NOUN", "PROPN") or not t.text.isalpha():
+                continue
+            head = _singular(t.text.lower())
+            if (t.ent_type_ == "PERSON" or head in _PERSON_NOUNS
+                    or (len(head) >= 6 and head.endswith(_PERSON_SUFFIXES)
+                        and not head.endswith("list"))
+                    or any(c.dep_ == "relcl" and any(g.lower_ in ("who", "whom")
+                                                     for g in c.children) for c in t.children)
+                    or (t.dep_ in ("nsubj", "nsubjpass") and t.head.pos_ == "VERB"
+                        and t.head.lemma_.lower() in _MIND_VERBS)):
+                out.add(head)
+        return out
+
+    def _by_animacy(self, tok: Any, cands: list[_Mention]) -> list[_Mention]:
+        """``cands`` with those that can be the pronoun ``tok`` first: a person for "he"/"she",
+        a thing for "it" (order kept within each group; nothing is dropped). A subject "it" whose
+        sentence has a person for subject also looks at the things named before it in that
+        sentence ("The caretaker switched the sensor off because *it* kept halting the lift":
+        the sensor), its subjects before its objects, before earlier sentences."""
+        low = tok.lower_
+        own: set[str] = set()
+        if tok.dep_ in ("nsubj", "nsubjpass"):
+            # a subject pronoun is none of the nouns its own clause goes on to name ("that is how
+            # *he* came to know the lawyer": not the lawyer)
+            own = {_singular(c.lower_) for c in tok.head.subtree
+                   if c.pos_ in ("NOUN", "PROPN") and c.i > tok.i and c.text.isalpha()}
+            cands = [m for m in cands if m.head not in own] + [m for m in cands
+                                                                  if m.head in own]
+        if low in _PERSONAL_PRONOUNS:
+            fit = [m for m in cands if m.head in self._animate and m.head not in own]
+        elif low == "it":
+            fit = [m for m in cands if m.head not in self._animate]
+            if tok.dep_ in ("nsubj", "nsubjpass") and any(
+                    m.sent_start == tok.sent.start and m.head in self._animate for m in cands):
+                here = [m for m in fit if m.sent_start == tok.sent.start]
+                objs = [o for o in reversed(self._recent_objects)
+                        if tok.sent.start <= o.tok < tok.i and not o.plural
+                        and o.head not in self._animate and o.head not in own
+                        and all(o.head != m.head for m in here)]
+                fit = here + objs + [m for m in fit if m not in here]
+        else:
+            return cands
+        return fit + [m for m in cands if m not in fit]
+
     def _resolve(self, tok: Any, recent: list[_Mention]) -> _Mention | None:
         low = tok.text.lower()
         want_plural = low in _PRONOUNS_PLURAL
@@ -265,6 +320,8 @@ class _ClauseReader:
             # comes first — the memory — then another earlier subject
             cands = [o for o in reversed(self._recent_objects)
                      if o.plural == want_plural and o.head not in own] + cands
+        if same is None:
+            cands = self._by_animacy(tok, cands)
         if not cands:
             return None
         m = cands[0]
@@ -370,6 +427,7 @@ class _ClauseReader:
         self._pronoun_referents: dict[tuple[int, str], _Mention] = {}
         self._recent_objects: list[_Mention] = []
         self._clause_subjects: set[str] = set()
+        self._animate = self._animate_heads(doc)
         clauses: list[_Clause] = []
         by_tok: dict[int, _Clause] = {}
         recent: list[_Mention] = []
@@ -551,6 +609,11 @@ class _ClauseReader:
                 rel_obj or not [ch for ch in children if ch.dep_ == "prep"]):
             objects.append(self._mention(v.head))
         acomp = [ch for ch in children if ch.dep_ == "acomp"]
+        if not acomp and not objects:
+            # an adjective right after a verb without object, tagged as its adverb ("... and
+            # ran/advmod *dry*"): the state the subject comes into, as "ran/acomp dry" is
+            acomp = [ch for ch in children if ch.dep_ == "advmod" and ch.pos_ == "ADJ"
+                     and ch.i == v.i + 1 and not list(ch.children)]
         if lemma == "be" and not acomp and not objects:
             # "were underpaid" with the participle mis-tagged as a preposition without object
             # (a real preposition is a stop word, or has an object)

@@ -369,3 +369,29 @@ def _snake(text: str) -> str:
     if not s or not s[0].isalpha():
         s = "r_" + s
     return s[:60]
+
+
+# -- animacy (pronoun resolution: "he"/"she" name a person, "it" a thing) -----------------------
+_PERSONAL_PRONOUNS = {"he", "she", "him", "her"}
+# common nouns for people (words that also name devices or programs — agent, host, driver,
+# reader, player, writer — are left out: "it" may well stand for them)
+_PERSON_NOUNS = {
+    "person", "man", "woman", "child", "boy", "girl", "baby", "parent", "mother", "father",
+    "son", "daughter", "wife", "husband", "friend", "neighbour", "neighbor", "guest",
+    "customer", "client", "patient", "owner", "worker", "employee", "manager", "boss",
+    "director", "officer", "clerk", "doctor", "nurse", "surgeon", "vet", "teacher", "pupil",
+    "student", "pilot", "captain", "farmer", "caretaker", "engineer", "mechanic", "cook",
+    "chef", "waiter", "buyer", "seller", "shopper", "tenant", "landlord", "resident",
+    "citizen", "voter", "coach", "author", "editor", "lawyer", "inspector", "guard",
+    "soldier", "king", "queen", "mayor", "official", "volunteer", "visitor", "traveller",
+    "traveler", "passenger", "hiker", "colleague", "supervisor", "administrator", "developer",
+    "programmer", "researcher", "apprentice", "assistant", "baker", "butcher", "gardener",
+    "plumber", "builder", "tailor", "priest", "judge", "sailor", "fisher", "skipper",
+    "shepherd", "miner", "banker", "trader", "dealer", "accountant", "secretary", "porter"}
+_PERSON_SUFFIXES = ("ist", "ian", "keeper", "man", "men", "woman", "women", "person")
+# verbs whose subject is a mind (seeing and telling are left out: sensors see, alarms warn)
+_MIND_VERBS = {"know", "believe", "think", "suppose", "decide", "want", "hope", "learn",
+               "remember", "forget", "realise", "realize", "greet", "agree", "refuse",
+               "complain", "worry", "demand", "praise", "blame", "insist", "admit", "wish",
+               "fear", "doubt", "love", "hate", "prefer", "pray", "laugh", "smile", "wonder",
+               "imagine", "intend", "promise", "apologise", "apologize"}
