@@ -625,6 +625,60 @@ def _path(nxt: dict[Expr, list[Expr]], a: Expr, b: Expr) -> list[Expr]:
     return []
 
 
+def _namesakes(source: Signature, target: Signature) -> dict[str, str]:
+    """Source role → target role for the roles both sides describe in the same words, each such
+    description naming one role on either side ("the middle lock" in two tellings of one
+    story is one participant, whatever a mapping pairs it with)."""
+    def by_name(sig: Signature) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for tag, d in sig.roles.items():
+            out.setdefault(" ".join(str(d).lower().split()), []).append(tag)
+        return out
+    src, tgt = by_name(source), by_name(target)
+    return {s[0]: t[0] for name, s in src.items()
+            if len(s) == 1 and len(t := tgt.get(name, [])) == 1}
+
+
+def _reversed_between_namesakes(m: _Mapped, target_next: dict[Expr, list[Expr]],
+                                source_next: dict[Expr, list[Expr]],
+                                done: set[CausalEdge | Atom]) -> list[_Contradicted]:
+    """Source edges the target runs the other way between the same participants: the edge's
+    ends read over the roles of the same description on both sides (:func:`_namesakes`) are
+    target atoms, and a target chain runs from the effect to the cause, none back, and the
+    source closes no loop through them. The structural mapping may pair a reversed chain with
+    the source's by crossing its roles (the lock's emptying with the station's running dry); the
+    same participants in the other order are still a contradiction, whatever the mapping."""
+    names = _namesakes(m.source, m.target)
+    if len(names) < 2:
+        return []
+    S, T = m.S, m.T
+    canon = T.desc.vocabulary.canonical
+
+    def image(a: Atom) -> Expr | None:
+        if not a.args or not all(r in names for r in a.args):
+            return None
+        x = Expr(canon(a.predicate), tuple(names[r] for r in a.args))
+        return x if x in T.atom_of_expr else None
+
+    out: list[_Contradicted] = []
+    for e in m.source.causal_chain:
+        if e in done:
+            continue
+        ci, fi = image(e.cause), image(e.effect)
+        if ci is None or fi is None or ci == fi:
+            continue
+        c, f = S.expr_of_atom[e.cause], S.expr_of_atom[e.effect]
+        back = _path(target_next, fi, ci)
+        if back and not _path(target_next, ci, fi) and not _path(source_next, f, c):
+            t = " -> ".join(T.atom_of_expr[x].text() if x in T.atom_of_expr else to_sexpr(x)
+                            for x in back)
+            out.append(_Contradicted(
+                e, t, "reversed",
+                f"{e.cause.text()} {e.edge} {e.effect.text()} is reversed in the target "
+                f"({t}, between the same participants)"))
+    return out
+
+
 def _contradictions(m: _Mapped) -> list[_Contradicted]:
     """Structure the target states the other way round, read off the best mapping: a source
     causal edge whose ends map onto a target edge running the opposite way, or onto the ends of
@@ -680,6 +734,8 @@ def _contradictions(m: _Mapped) -> list[_Contradicted]:
                     f"{e.cause.text()} {e.edge}{'' if e.sign == 1 else ' (negative)'} "
                     f"{e.effect.text()} is {te.edge}{'' if te.sign == 1 else ' (negative)'} "
                     "in the target"))
+    out.extend(_reversed_between_namesakes(m, target_next, source_next,
+                                           {c.source for c in out}))
     target_rel_exprs = {T.expr_of_atom[a]: a for a in m.target.relations}
     for a in m.source.relations:
         if m.mapped(S.expr_of_atom[a]) or len(a.args) != 2:
