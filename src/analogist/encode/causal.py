@@ -508,6 +508,16 @@ class _CausalReader:
                         src_c = ctx.by_tok[max(before, key=lambda x: x.i).i]
                     elif doc[c.tok].dep_ == "ROOT" and ch.i == sents[c.sent].start:
                         src_c = ctx.prev_clause(c)
+                        if src_c is None and c.sent >= 2 and not any(
+                                x.sent == c.sent - 1 for x in ctx.clauses):
+                            # the sentence before gave no clause ("Planting fast pine paid as
+                            # well as oak. *So* …"): the connective reaches back to the one before
+                            # it, as a reading of ours (inferred), not a stated pair
+                            prev = [x for x in ctx.clauses
+                                    if x.sent == c.sent - 2 and x.causal is None]
+                            root = [x for x in prev if doc[x.tok].dep_ == "ROOT"]
+                            src_c = (root or prev[-1:] or [None])[0]
+                            status = "inferred"
                 if src_c is not None and src_c is not c:
                     ctx.links.append(_Link(node(src_c), edge, node(c), sign, status, low,
                                            c.sent))
