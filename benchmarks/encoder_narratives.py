@@ -31,7 +31,9 @@ Reported per variant (full / no outcome):
 
 And, from the encoder alone, ``minimal_pairs``: the share of stories whose minimal pair encodes
 to other causal edges, and the share where a difference is the reversed (or sign-flipped) edge,
-predicates compared with role tags left out; and ``predicate_overlap``: per story, the weighted
+predicates compared with role tags left out, and again with each role tag replaced by the role's
+description (so that "A masks B" / "B masks A" differ), a reversal counted also where the
+minimal pair's chain runs from the edge's effect back to its cause (as the judge reads it); and ``predicate_overlap``: per story, the weighted
 Jaccard overlap of its predicate multiset (relation and state atoms, and both ends of every
 causal edge, role tags left out) with its partner's, its surface decoy's and its minimal pair's,
 their means, the share of stories whose partner overlaps more than the surface decoy, and the
@@ -102,6 +104,40 @@ def _skeleton(sig: dict[str, Any]) -> set[tuple[str, str, int, str]]:
             for e in sig.get("causal_chain") or []}
 
 
+def _role_edges(sig: dict[str, Any]) -> set[tuple[str, str, int, str]]:
+    """The causal edges of a signature with each role tag replaced by the role's description,
+    so that the same participants in the other order ("the drums mask the buzz" / "the buzz
+    masks the drums") are other atoms: (cause, edge, sign, effect)."""
+    roles = sig.get("roles") or {}
+
+    def named(atom: str) -> str:
+        name, _, rest = atom.partition("(")
+        args = [roles.get(a.strip(), a.strip()) for a in rest.rstrip(")").split(",") if a]
+        return f"{name}({', '.join(args)})"
+    return {(named(e["cause"]), e["edge"], int(e.get("sign", 1)), named(e["effect"]))
+            for e in sig.get("causal_chain") or []}
+
+
+def _runs_back(edges: set[tuple[str, str, int, str]], cause: str, effect: str) -> bool:
+    """Whether ``edges`` lead from ``effect`` to ``cause`` and not from ``cause`` to
+    ``effect`` (a reversed edge, or a chain run the other way)."""
+    nxt: dict[str, set[str]] = {}
+    for c, _, _, e in edges:
+        nxt.setdefault(c, set()).add(e)
+
+    def reaches(a: str, b: str) -> bool:
+        seen, todo = {a}, [a]
+        while todo:
+            for y in nxt.get(todo.pop(), ()):
+                if y == b:
+                    return True
+                if y not in seen:
+                    seen.add(y)
+                    todo.append(y)
+        return False
+    return reaches(effect, cause) and not reaches(cause, effect)
+
+
 def minimal_pairs(stories: list[dict[str, Any]]) -> dict[str, Any]:
     """Does each story's minimal pair encode differently, and is a difference the reversed or
     sign-flipped edge? (Encoder only, no retrieval.)"""
@@ -110,18 +146,27 @@ def minimal_pairs(stories: list[dict[str, Any]]) -> dict[str, Any]:
     enc = DeterministicEncoder()
     rows = []
     for s in stories:
-        a = _skeleton(enc.encode(s["text"]).signature.to_data())
-        b = _skeleton(enc.encode(s["minimal"]).signature.to_data())
+        sa = enc.encode(s["text"]).signature.to_data()
+        sb = enc.encode(s["minimal"]).signature.to_data()
+        a, b = _skeleton(sa), _skeleton(sb)
+        ra, rb = _role_edges(sa), _role_edges(sb)
+        reversed_roles = any(_runs_back(rb, c, e) for c, _, _, e in ra - rb) or any(
+            _runs_back(ra, c, e) for c, _, _, e in rb - ra)
+        flipped_roles = any((c, ed, -sg, e) in rb for c, ed, sg, e in ra - rb)
         reversed_ = any((e, ed, sg, c) in b and (c, ed, sg, e) not in b
                         for c, ed, sg, e in a - b)
         flipped = any((c, ed, -sg, e) in b for c, ed, sg, e in a - b)
         rows.append({"story": s["id"], "differs": a != b, "reversed": reversed_,
-                     "flipped": flipped, "edges": len(a), "only_story": len(a - b),
+                     "flipped": flipped, "reversed_with_roles": reversed_roles,
+                     "flipped_with_roles": flipped_roles, "edges": len(a), "only_story": len(a - b),
                      "only_minimal": len(b - a)})
     n = len(rows)
     return {"differs": round(sum(r["differs"] for r in rows) / n, 4),
             "reversed_or_flipped": round(sum(r["reversed"] or r["flipped"] for r in rows) / n,
-                                         4), "rows": rows}
+                                         4),
+            "reversed_or_flipped_with_roles": round(sum(
+                r["reversed_with_roles"] or r["flipped_with_roles"] for r in rows) / n, 4),
+            "rows": rows}
 
 
 def _predicates(sig: dict[str, Any]) -> Counter[str]:
@@ -307,7 +352,9 @@ def _print_encoder_diagnostics(ov: dict[str, Any], mp: dict[str, Any]) -> None:
                     f"surface {ov['partner_above_surface']:.2f}; proposed predicates "
                     f"{ov['proposed_share']:.2f}")
     Console().print(f"minimal pairs: encoded differently {mp['differs']:.2f}, the difference a "
-                    f"reversed or flipped edge {mp['reversed_or_flipped']:.2f}")
+                    f"reversed or flipped edge {mp['reversed_or_flipped']:.2f} (predicates "
+                    f"alone), {mp['reversed_or_flipped_with_roles']:.2f} (with the roles' "
+                    "descriptions, through chains)")
 
 
 def default_out(set_path: Path) -> Path:
