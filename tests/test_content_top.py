@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from analogist import retrieve
 from analogist.casebook import load_casebook
+from analogist.errors import AnalogistError
 from analogist.index.content import ContentIndex
 from analogist.memory.sqlite import Memory
 from analogist.retrieve import RetrieveParams, Retriever, _top
@@ -182,3 +183,79 @@ def test_top_from_several_threads_at_once() -> None:
     with ThreadPoolExecutor(max_workers=4) as pool:
         for i, got in enumerate(pool.map(run, range(200))):
             assert got == want[i % 25]
+
+
+def test_scores_at_from_a_loaded_copy_are_the_scores(tmp_path: Path) -> None:
+    """A loaded index (which holds the weights in column order only) scores rows, exactly and
+    in its top-k, as the index it was saved from, to the last bit (counts that are not whole
+    numbers, so that every norm rounds)."""
+    rng = np.random.default_rng(3)
+    names = [f"f{j}" for j in range(30)]
+    rows = [{names[j]: float(rng.random() * 3 + 0.1) for j in rng.choice(30, 7, replace=False)}
+            for _ in range(800)]
+    built = ContentIndex(range(len(rows)), rows)
+    built.save(tmp_path / "ix")
+    loaded = ContentIndex.load(tmp_path / "ix")
+    for t in range(20):
+        q = {names[j]: float(rng.integers(1, 4)) for j in rng.choice(30, 5, replace=False)}
+        if t % 4 == 0:
+            q["unseen"] = 1.0
+        pos = np.sort(rng.choice(len(rows), 90, replace=False))
+        want = built.scores(q)[pos].tobytes()
+        assert built.scores_at(pos, q).tobytes() == want
+        assert loaded.scores_at(pos, q).tobytes() == want
+        assert loaded.scores(q)[pos].tobytes() == want
+        got = loaded.top(q, 25)
+        assert got is not None
+        assert got[1].tobytes() == built.scores(q)[got[0]].tobytes()
+
+
+def _variants(n: int) -> list:
+    """``n`` signatures recombined from the casebook's (relations dropped in turn, fresh ids):
+    many equal content vectors and fingerprints, so that ties decide ranks."""
+    cases = [c.signature for c in load_casebook() if c.decoy_of is None]
+    out = []
+    for i in range(n):
+        d = cases[i % len(cases)].to_data()
+        d["episode_id"] = f"v{i}"
+        rels = d["relations"]
+        if len(rels) > 2 and i // len(cases) % 3:
+            del rels[(i // len(cases)) % len(rels)]
+        try:
+            out.append(validate_signature(d))
+        except AnalogistError:  # a dropped relation a causal edge needed: keep the original
+            d["relations"] = cases[i % len(cases)].to_data()["relations"]
+            out.append(validate_signature(d))
+    return out
+
+
+def test_find_over_a_saved_index_answers_as_the_pass_over_every_row(
+        tmp_path: Path, monkeypatch: object) -> None:
+    """``find`` on a retriever that loads the saved index (its shortlist and the decoy probe's
+    pool from the exact top-k) gives the same answers, field for field, as a retriever that
+    scores every row (the full pass and a partial sort)."""
+    params = RetrieveParams(exhaustive_probe_limit=10, probe_pool=60)
+    queries = []
+    for q in _queries():
+        d = q.to_data()
+        d["surface"] = {"domain": "harbor", "entities": ["crane", "tide"]}
+        queries.append(validate_signature(d))
+    with Memory.open(tmp_path / "s.db") as m:
+        m.add_many(_variants(400))
+        monkeypatch.setattr(retrieve, "EXACT_TOP_MIN_ROWS", 1)  # type: ignore[attr-defined]
+        Retriever(m, params=params, log=False).refresh()  # builds the index and saves it
+        loaded = Retriever(m, params=params, log=False)
+        loaded.refresh()
+        assert loaded.notes == [] and loaded._index is not None
+        assert loaded._index.content._data_a is None  # the copy on disk, not a rebuild
+        exact = [loaded.find(q).to_json() for q in queries]
+        monkeypatch.setattr(retrieve, "EXACT_TOP_MIN_ROWS", 10**9)  # type: ignore[attr-defined]
+        full = Retriever(m, params=params, log=False)
+        probes = 0
+        for q, a in zip(queries, exact, strict=True):
+            b = full.find(q).to_json()
+            a.pop("timings_ms")
+            b.pop("timings_ms")
+            assert a == b
+            probes += a.get("decoy_probe") is not None
+        assert probes > 0 and all(a["results"] for a in exact)
