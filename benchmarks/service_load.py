@@ -434,8 +434,8 @@ def run_once(a: argparse.Namespace, workers: int, sigs: list[dict],
                     "acknowledged_but_missing": len(missing), "integrity_check": integrity,
                     "no_write_lost": listed == expected == file_count and not missing},
         "server_metrics_5xx_last_worker": metrics.get("errors_5xx"),
-        "lanes_last_worker": {k: _lane_means(metrics.get(k)) for k in ("heavy_lane",
-                                                                          "write_lane")},
+        "lanes_last_worker": {k: _lane_means(metrics.get(k)) for k in (
+            "heavy_lane", "write_lane", "log_lane") if k in metrics},
         **({"answers": answers} if answers else {}),
     }
 

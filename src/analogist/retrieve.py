@@ -57,8 +57,14 @@ from analogist.description import Description
 from analogist.errors import AnalogistError
 from analogist.index.ann import AnnParams, HnswChannel, ann_available
 from analogist.index.content import ContentIndex, ContentIndexError
-from analogist.index.features import extract_features, surface_tokens, surface_tokens_of_data
+from analogist.index.features import (
+    EpisodeFeatures,
+    extract_features,
+    surface_tokens,
+    surface_tokens_of_data,
+)
 from analogist.index.mac import MacIndex, index_root
+from analogist.index.surfaces import SurfaceIndex
 from analogist.judge import (
     AnalogyReport,
     Conclusion,
@@ -86,6 +92,13 @@ EXACT_TOP_MIN_ROWS = 20_000
 below it scoring every row is as fast (the same answers either way)."""
 COMPILED_CACHE = 4096
 """Compiled episodes a retriever keeps (least recently used ones are dropped)."""
+SAVE_AFTER_ROWS = 1024
+"""Rows a retriever's index grows by, at least, before it is saved again: a small namespace
+that gains one row per write would otherwise be written out every few finds (by every thread's
+retriever), where a new process appends those rows from the store in a few milliseconds."""
+TARGET_CACHE = 1024
+"""Stored episodes a retriever keeps as find targets (their features, abstract texts and surface
+words; least recently used ones are dropped)."""
 QUERY_EMBEDDINGS = 1024
 """Default of :attr:`RetrieveParams.query_embedding_cache`."""
 
@@ -244,6 +257,10 @@ class FindResult:
     log_id: int | None
     #: the labelled parametric channel: the model's own analogues, judged, never memory hits
     parametric: tuple[dict[str, Any], ...] = ()
+    #: the analogy-log row of a find asked to leave the writing to its caller
+    #: (``Retriever.find(..., defer_log=True)``): :meth:`Memory.log_analogy`'s keyword
+    #: arguments but the namespace; not part of the answer
+    log_row: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -313,6 +330,54 @@ def _identity(sig: Signature) -> dict[str, Any]:
     for meta in ("episode_id", "provenance", "verified"):
         data.pop(meta, None)
     return data
+
+
+class _Target:
+    """One find's target and what the find derives from it, each computed once, when first
+    asked for: its features, its abstract level texts, its surface words, its identity (what
+    :func:`_identity` compares) and its JSON data (the log row's). ``row`` is its stored row
+    when the target is a stored episode of the namespace (then the retriever keeps the view
+    until an episode is changed or deleted, and reads the target's level vectors from the
+    index instead of embedding its texts again)."""
+
+    __slots__ = ("sig", "row", "desc", "total", "_feats", "_texts", "_surface", "_identity",
+                 "_data")
+
+    def __init__(self, sig: Signature, desc: Description, total: float,
+                 row: int | None = None) -> None:
+        self.sig, self.desc, self.total, self.row = sig, desc, total, row
+        self._feats: EpisodeFeatures | None = None
+        self._texts: dict[str, str] | None = None
+        self._surface: set[str] | None = None
+        self._identity: dict[str, Any] | None = None
+        self._data: dict[str, Any] | None = None
+
+    def features(self) -> EpisodeFeatures:
+        if self._feats is None:
+            self._feats = extract_features(self.sig)
+        return self._feats
+
+    def texts(self) -> dict[str, str]:
+        if self._texts is None:
+            from analogist.index.embed import abstract_texts  # the embedder package: httpx
+
+            self._texts = abstract_texts(self.sig)
+        return self._texts
+
+    def surface(self) -> set[str]:
+        if self._surface is None:
+            self._surface = surface_tokens(self.sig)
+        return self._surface
+
+    def identity(self) -> dict[str, Any]:
+        if self._identity is None:
+            self._identity = _identity(self.sig)
+        return self._identity
+
+    def data(self) -> dict[str, Any]:
+        if self._data is None:
+            self._data = self.sig.model_dump(mode="json")
+        return self._data
 
 
 def _top(scores: np.ndarray, k: int, *, positive: bool) -> np.ndarray:
@@ -421,8 +486,11 @@ class Retriever:
         self._compiled: OrderedDict[int, tuple[StoredEpisode, Description, float]] = \
             OrderedDict()
         self._checked: dict[int, int] = {}  # id → generation its cached head was read at
+        # stored row → its view as a find's target (kept, like _compiled, until a rewrite)
+        self._targets: OrderedDict[int, _Target] = OrderedDict()
         self._schemas: list[tuple[int, str, Signature, Description]] | None = None
-        self._surfaces: dict[int, frozenset[str]] | None = None
+        # the surface words of the index's rows (the decoy probe's, up to exhaustive_probe_limit)
+        self._surfaces: SurfaceIndex | None = None
         # the index and its row count whose surfaces _surfaces holds (appended rows read alone)
         self._surfaces_of: tuple[MacIndex, int] | None = None
         # (embedder name, text) → its embedding, least recently used first
@@ -495,6 +563,7 @@ class Retriever:
         if rewritten:
             self._compiled.clear()
             self._checked.clear()
+            self._targets.clear()
             self._surfaces = None  # appended rows only add surfaces (see _probe)
         self._schemas = None
         self._state = state
@@ -551,7 +620,8 @@ class Retriever:
     def _current_index(self, state: tuple[int, int]) -> MacIndex:
         """The stage-1 index at ``state``: the one in hand or the saved one, with the rows
         added since appended; rebuilt when neither can be trusted. Saved when it was built or
-        has grown by more than a 64th since it was last saved."""
+        has grown since it was last saved by more than a 64th and by more than
+        :data:`SAVE_AFTER_ROWS` rows (a new process appends the rows written since the save)."""
         mem, ns = self.memory, self.namespace
         root = index_root(mem.path)
         store_id = mem.store_id()
@@ -579,8 +649,8 @@ class Retriever:
         if idx is None:
             idx = MacIndex.build(ns, store_id, state, mem.content_matrix(ns))
         grown = len(idx) - idx.saved_rows
-        if (root is not None or in_db) and len(idx) and (idx.saved_rows == 0
-                                                          or grown > len(idx) // 64):
+        if (root is not None or in_db) and len(idx) and (
+                idx.saved_rows == 0 or grown > max(len(idx) // 64, SAVE_AFTER_ROWS)):
             try:
                 if in_db:
                     pg_mac.save(mem, idx)
@@ -635,7 +705,7 @@ class Retriever:
         return self._remember(sid, ep, self._state[0] if self._state is not None else 0)
 
     # -- stage 1 -----------------------------------------------------------------------------
-    def _embedding_levels(self, target: Signature, skipped: list[str]
+    def _embedding_levels(self, target: _Target, skipped: list[str]
                           ) -> tuple[list[str], dict[str, str]]:
         """The levels the embedding channel scores ``target`` on and the target's level texts
         (``[]`` when the channel is off for it, the reason added to ``skipped``)."""
@@ -646,16 +716,58 @@ class Retriever:
         if not self._embeddings and not self._pgv:
             skipped.append("embedding channel: no stored episode has level embeddings")
             return [], {}
-        from analogist.index.embed import abstract_texts  # the embedder package: httpx
-
-        texts = abstract_texts(target)
+        texts = target.texts()
         have = self._pgv or self._embeddings
         used = [ch for ch in LEVEL_CHANNELS if ch in texts and ch in have]
         if not used:
             skipped.append("embedding channel: the target has no L1-L3 levels")
         return used, texts
 
-    def stage1(self, target: Signature, k: int, *, positive: bool = True) -> Stage1:
+    def _target(self, target: Signature | _Target) -> _Target:
+        """``target`` as a find's target view (a Signature given inline: compiled now)."""
+        if isinstance(target, _Target):
+            return target
+        desc = compile_signature(target, self.vocab)
+        return _Target(target, desc, self_score(desc, self.params.judge.sme))
+
+    def _stored_target(self, sid: int) -> _Target:
+        """The stored episode ``sid`` of the namespace as a find's target, its compiled form
+        shared with the candidate cache and its view kept until an episode is changed or
+        deleted (the caches are current: :meth:`refresh` ran)."""
+        got = self._targets.get(sid)
+        if got is not None:
+            self._targets.move_to_end(sid)
+            return got
+        ep, desc, total = self._episode(sid)
+        t = self._targets[sid] = _Target(ep.signature, desc, total, row=sid)
+        while len(self._targets) > TARGET_CACHE:
+            self._targets.popitem(last=False)
+        return t
+
+    def _query_vectors(self, target: _Target, used: list[str]) -> list[np.ndarray]:
+        """The target's vectors on the levels ``used``: a stored target's own stored vectors
+        when the index holds one for every level (the vectors its texts were embedded to when it
+        was added, which stage 1 already compares every query with), else its texts embedded."""
+        idx = self._index
+        if target.row is not None and idx is not None and not self._pgv and len(idx.ids):
+            pos = int(np.searchsorted(idx.ids, target.row))
+            if pos < len(idx.ids) and int(idx.ids[pos]) == target.row:
+                out = []
+                for ch in used:
+                    chan = self._embeddings.get(ch)
+                    if chan is None:
+                        break
+                    rows = chan.rows
+                    j = int(np.searchsorted(rows, pos))
+                    if j >= len(rows) or int(rows[j]) != pos:
+                        break
+                    out.append(chan.mat[j])
+                else:
+                    return out
+        texts = target.texts()
+        return self._embed_queries([texts[ch] for ch in used])
+
+    def stage1(self, target: Signature | _Target, k: int, *, positive: bool = True) -> Stage1:
         """The ``k`` best rows of stage 1 (ties by id; only positive fused scores when
         ``positive``): the same rows and numbers as :meth:`mac` followed by a partial sort,
         but without scoring every row when the embedding channel is off for the target
@@ -664,10 +776,11 @@ class Retriever:
         idx = self._index
         assert idx is not None
         p = self.params
+        t = self._target(target)
         skipped: list[str] = []
-        used, _texts = self._embedding_levels(target, skipped)
+        used, _texts = self._embedding_levels(t, skipped)
         if not used and len(idx) >= EXACT_TOP_MIN_ROWS:
-            feats = extract_features(target)
+            feats = t.features()
             bonus = idx.rows_with_code(idx.fingerprint_code(feats.fingerprint))
             got = idx.content.top(feats.content, k, weight=p.w_content, bonus_rows=bonus,
                                   bonus=p.w_fingerprint)
@@ -676,29 +789,30 @@ class Retriever:
                 fp = np.isin(rows, bonus).astype(np.float64)
                 return Stage1(idx.ids, rows, fused, {"content": cos, "fingerprint": fp},
                               skipped)
-        ids, fused, channels, skipped = self.mac(target)
+        ids, fused, channels, skipped = self.mac(t)
         rows = _top(fused, k, positive=positive)
         return Stage1(ids, rows, fused[rows], {name: v[rows] for name, v in channels.items()},
                       skipped)
 
-    def mac(self, target: Signature) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray],
-                                               list[str]]:
+    def mac(self, target: Signature | _Target) -> tuple[np.ndarray, np.ndarray,
+                                                        dict[str, np.ndarray], list[str]]:
         """Stage 1 over every episode: ``(ids, fused, per-channel scores, skipped notes)``."""
         self.refresh()
         idx = self._index
         assert idx is not None
         p = self.params
         ids = idx.ids
+        t = self._target(target)
         skipped: list[str] = []
-        feats = extract_features(target)
+        feats = t.features()
         channels: dict[str, np.ndarray] = {"content": idx.content.scores(feats.content)}
         fp = (idx.fp_codes == idx.fingerprint_code(feats.fingerprint)).astype(np.float64)
         channels["fingerprint"] = fp
         fused = np.multiply(channels["content"], p.w_content)
         fused += p.w_fingerprint * fp  # in place: the same sum as a*x + b*y, one array less
-        used, texts = self._embedding_levels(target, skipped)
+        used, _texts = self._embedding_levels(t, skipped)
         if used:
-            qv = self._embed_queries([texts[ch] for ch in used])
+            qv = self._query_vectors(t, used)
             if self._pgv:  # the k nearest per level from the database's HNSW index
                 emb = pg_vector.channel_scores(self.memory, self.namespace, ids, used, qv,
                                                p.pgvector, prior=fused)
@@ -721,9 +835,16 @@ class Retriever:
         return ids, fused, channels, skipped
 
     # -- the whole query ---------------------------------------------------------------------
-    def find(self, target: Signature | dict[str, Any], *, k: int | None = None,
-             critic: Any | None = None, parametric: Any | None = None) -> FindResult:
+    def find(self, target: Signature | dict[str, Any] | int, *, k: int | None = None,
+             critic: Any | None = None, parametric: Any | None = None,
+             defer_log: bool = False) -> FindResult:
         """Stage 1, stage 2, judge, decoy probe and log for one target signature.
+
+        ``target``: a Signature, its data, or (an ``int``) the row id of a stored episode of
+        the namespace — the same answer as its signature given inline, without reading,
+        compiling or embedding it again: its compiled form is shared with the candidate cache,
+        its features, abstract texts and surface words are kept until an episode is changed or
+        deleted, and its level vectors are the ones stored with it.
 
         ``critic`` (optional; e.g. :class:`analogist.critic.Critic`): its ``review(source,
         target, role_map)`` is asked about every reported analogue that would transfer, seeing
@@ -732,9 +853,13 @@ class Retriever:
         ``parametric`` (optional callable ``target -> ParametricResult``): the labelled
         parametric channel; its analogues are judged like retrieved ones and reported apart, in
         ``FindResult.parametric``, each labelled ``parametric``.
+        ``defer_log``: when the retriever logs, the row is returned in ``FindResult.log_row``
+        (its ``log_id`` None) for the caller to write — a server writes it after the find has
+        given up its slot, so that waiting for the store's write lock holds no core's turn.
         """
         t0 = time.perf_counter()
-        if not isinstance(target, Signature):
+        stored = isinstance(target, (int, np.integer)) and not isinstance(target, bool)
+        if not stored and not isinstance(target, Signature):
             target = validate_signature(target)
         p = self.params
         if k is None:
@@ -748,13 +873,14 @@ class Retriever:
         # one top-k serves the shortlist and the decoy probe's pool
         self.refresh()
         assert self._index is not None
+        t = self._stored_target(int(target)) if stored else self._target(target)  # type: ignore[arg-type]
+        target = t.sig
         pooled = p.decoy_probe and len(self._index) > p.exhaustive_probe_limit
-        s1 = self.stage1(target, max(shortlist, p.probe_pool) if pooled else shortlist,
+        s1 = self.stage1(t, max(shortlist, p.probe_pool) if pooled else shortlist,
                          positive=not pooled)
         ids, ranked, skipped = s1.ids, s1.rows, s1.skipped
         t1 = time.perf_counter()
-        target_desc = compile_signature(target, self.vocab)
-        target_total = self_score(target_desc, p.judge.sme)
+        target_desc, target_total = t.desc, t.total
         top = np.arange(min(shortlist, len(ranked)))
         if pooled:
             top = top[s1.fused[top] > 0]
@@ -779,31 +905,33 @@ class Retriever:
         hits.sort(key=lambda h: (demote and bool(h.report.contradictions), -h.score,
                                  -h.report.normalized_score, -h.stage1, h.id))
         hits = _superseded_below_replacements(hits)
-        itself = self._query_itself(target, hits)   # never answer a query with itself
+        itself = self._query_itself(t, hits)   # never answer a query with itself
         hits = [h for h in hits if h.schema or h.id not in itself]
         t2 = time.perf_counter()
         no_match = not hits or hits[0].score < p.min_score
         results = tuple(hits[:k])
         decoy = None
         if p.decoy_probe and len(ids):
-            decoy = self._probe(target, target_desc, target_total, ids,
+            decoy = self._probe(t, ids,
                                 {h.id for h in results if h.score >= p.min_score} | itself,
                                 pool=ranked[:p.probe_pool] if pooled else None)
         t3 = time.perf_counter()
-        log_id = None
+        log_id, log_row = None, None
         if self.log:
             best = results[0] if results else None
-            log_id = self.memory.log_analogy(
-                self.namespace, target=target.model_dump(mode="json"),
-                candidates=[{"id": h.id, "episode_id": h.episode_id, "score": h.score,
-                             "stage1": h.stage1} for h in results],
-                mapping=None if best is None else best.report.role_map,
-                score=None if best is None else best.score,
-                verdict="no match" if no_match else (best.report.verdict if best else None),
-                transferred=bool(best and not no_match and best.transfer),
-                prediction=None if best is None or best.report.prediction is None else {
+            log_row = {
+                "target": t.data(),
+                "candidates": [{"id": h.id, "episode_id": h.episode_id, "score": h.score,
+                                "stage1": h.stage1} for h in results],
+                "mapping": None if best is None else best.report.role_map,
+                "score": None if best is None else best.score,
+                "verdict": "no match" if no_match else (best.report.verdict if best else None),
+                "transferred": bool(best and not no_match and best.transfer),
+                "prediction": None if best is None or best.report.prediction is None else {
                     "observable": best.report.prediction.observable,
-                    "check": best.report.prediction.check})
+                    "check": best.report.prediction.check}}
+            if not defer_log:
+                log_id, log_row = self.memory.log_analogy(self.namespace, **log_row), None
         timings = {"stage1": t1 - t0, "stage2": t2 - t1, "probe": t3 - t2,
                    "total": time.perf_counter() - t0}
         if no_match:
@@ -814,27 +942,26 @@ class Retriever:
         if parametric is not None:
             par = self._parametric(parametric, target, skipped)
         return FindResult(target.episode_id, no_match, results, decoy,
-                          tuple(s1.channels), tuple(skipped), timings, log_id, par)
+                          tuple(s1.channels), tuple(skipped), timings, log_id, par, log_row)
 
-    def _query_itself(self, target: Signature, hits: list[Hit]) -> set[int]:
+    def _query_itself(self, target: _Target, hits: list[Hit]) -> set[int]:
         """The stored rows that are the query itself: the episode with the query's episode id,
         and any retrieved episode whose signature equals the query's but for its id and
         provenance."""
         out: set[int] = set()
-        row = self.memory.get(target.episode_id, self.namespace)
+        row = target.row if target.row is not None else \
+            self.memory.row_id(target.sig.episode_id, self.namespace)
         if row is not None:
-            out.add(row.id)
-        key: dict[str, Any] | None = None
+            out.add(row)
+        sig = target.sig
         for h in hits:
             if h.schema or h.id in out:
                 continue
-            sig = self._episode(h.id)[0].signature
-            if len(sig.relations) != len(target.relations) or \
-                    len(sig.causal_chain) != len(target.causal_chain):
+            other = self._episode(h.id)[0].signature
+            if len(other.relations) != len(sig.relations) or \
+                    len(other.causal_chain) != len(sig.causal_chain):
                 continue
-            if key is None:
-                key = _identity(target)
-            if _identity(sig) == key:
+            if _identity(other) == target.identity():
                 out.add(h.id)
         return out
 
@@ -911,49 +1038,54 @@ class Retriever:
                            replace(report, similarity=norm), schema=True))
         return out
 
-    def _probe(self, target: Signature, target_desc: Description, target_total: float,
-               ids: np.ndarray, accepted: set[int], *,
+    def _probe(self, target: _Target, ids: np.ndarray, accepted: set[int], *,
                pool: np.ndarray | None = None) -> DecoyProbe | None:
         """Map the most surface-similar episode not accepted; would the judge take it?
         ``pool``: the positions of the best ``probe_pool`` rows by stage 1, when the caller has
         them already (the shortlist's top-k); the probe of a namespace larger than
         ``exhaustive_probe_limit`` ranks them itself otherwise."""
         p = self.params
-        tt = surface_tokens(target)
+        tt = target.surface()
         if not tt:
             return None
         if len(ids) <= p.exhaustive_probe_limit:
-            # small namespace: every surface, kept until an episode is changed or deleted; after
-            # appends only the appended rows are read (a write must not cost the next find a
-            # read of every surface)
-            idx, seen = self._index, self._surfaces_of
-            if self._surfaces is None or seen is None or seen[0] is not idx \
-                    or seen[1] > len(ids):
-                self._surfaces = self.memory.surface_words(None, self.namespace)
+            # small namespace: every surface, in an inverted index of the index's rows kept
+            # until an episode is changed or deleted; after appends only the appended rows are
+            # read (a write must not cost the next find a read of every surface)
+            idx, seen, surf = self._index, self._surfaces_of, self._surfaces
+            if surf is None or seen is None or seen[0] is not idx or seen[1] > len(ids) \
+                    or len(surf) != seen[1]:
+                words = self.memory.surface_words(None, self.namespace)
+                surf = self._surfaces = SurfaceIndex()
+                surf.append(words.get(int(x)) for x in ids)
             elif seen[1] < len(ids):
-                self._surfaces.update(self.memory.surface_words(ids[seen[1]:].tolist(),
-                                                                self.namespace))
+                new = ids[seen[1]:].tolist()
+                words = self.memory.surface_words(new, self.namespace)
+                surf.append(words.get(x) for x in new)
             self._surfaces_of = (idx, len(ids))  # type: ignore[assignment]
-            words = self._surfaces
-            pool_ids = [int(x) for x in ids]
+            pos = np.searchsorted(ids, np.fromiter(accepted, dtype=np.int64,
+                                                   count=len(accepted)))
+            got = surf.most_similar(tt, excluded=(int(j) for j in pos
+                                                  if j < len(ids) and int(ids[j]) in accepted))
+            best = None if got is None else (got[0], int(ids[got[1]]))
         else:
             if pool is None:  # rank the pool here (the caller has no top-k of that size)
                 pool = self.stage1(target, p.probe_pool, positive=False).rows
             pool_ids = [int(ids[j]) for j in pool]
             words = self.memory.surface_words([s for s in pool_ids if s not in accepted],
                                               self.namespace)
-        best: tuple[float, int] | None = None
-        for sid in pool_ids:
-            st = words.get(sid)
-            if not st or sid in accepted:
-                continue
-            sim = len(tt & st) / len(tt | st)
-            if best is None or sim > best[0] or (sim == best[0] and sid < best[1]):
-                best = (sim, sid)
+            best = None
+            for sid in pool_ids:
+                st = words.get(sid)
+                if not st or sid in accepted:
+                    continue
+                sim = len(tt & st) / len(tt | st)
+                if best is None or sim > best[0] or (sim == best[0] and sid < best[1]):
+                    best = (sim, sid)
         if best is None or best[0] <= 0:
             return None
         try:
-            hit = self._fac(best[1], target, target_desc, target_total, 0.0, {})
+            hit = self._fac(best[1], target.sig, target.desc, target.total, 0.0, {})
         except AnalogistError:
             return None
         return DecoyProbe(hit.episode_id, best[0], hit.score,

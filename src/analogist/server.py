@@ -37,7 +37,9 @@ namespace. Finds, maps, foresight briefs and checks take one of a fixed number o
 core by default) and wait in arrival order for one; when the queue is full they are refused
 with 503 and ``Retry-After`` (:mod:`analogist.service.admission`); no lock serialises checks or
 foresight (each thread has its own safeguard). Writes (episodes, bulk, delete, supersede,
-outcomes) take turns on a lane of one thread, with the same bounded queue and 503. Writes serialise on SQLite's write lock
+outcomes) take turns on a lane of one thread, with the same bounded queue and 503; a find's
+analogy-log row is written on a lane of its own once the find has given up its slot (its answer
+waits for the row's id). Writes serialise on SQLite's write lock
 (``BEGIN IMMEDIATE``, 30 s busy timeout; a write that still finds it taken gets 503 and
 ``Retry-After`` and changes nothing). ``serve(workers=N)`` runs N such servers as processes on
 one listening socket over the same store (:mod:`analogist.service.workers`).
@@ -232,6 +234,9 @@ class _Service:
         # and one waiting in line costs nothing, where dozens polling SQLite's lock take the
         # cores (and the write lock's hand-over) from each other and from the finds
         self.writes = Admission(1, self.admission.queue, name="analogist-write")
+        # finds' analogy-log rows, written one at a time off the finds' slots: a find that
+        # waited for the store's write lock in its slot would keep a core's turn idle
+        self.logs = Admission(1, self.admission.queue, name="analogist-log")
         self.store_path = str(app.settings.store)
         self.max_body = max_body
         self.limiter = RateLimiter(rate)
@@ -253,6 +258,7 @@ class _Service:
         self.jobs.shutdown()
         self.admission.close()
         self.writes.close()
+        self.logs.close()
         self.app.close()
 
     def heavy(self, fn: Callable[[], Any]) -> Any:
@@ -263,6 +269,14 @@ class _Service:
     def write(self, fn: Callable[[], Any]) -> Any:
         """Run a request's store write on the write lane, or 503 when its queue is full."""
         return self._lane(self.writes, fn)
+
+    def log(self, fn: Callable[[], Any]) -> Any:
+        """Run a find's log write on the log lane; on this thread when its queue is full (the
+        find is done: it is not refused for its log row)."""
+        try:
+            return self.logs.run(fn)
+        except Busy:
+            return fn()
 
     @staticmethod
     def _lane(lane: Admission, fn: Callable[[], Any]) -> Any:
@@ -546,6 +560,19 @@ def _sig_of(svc: _Service, ref: Ref, ns: str, field: str) -> Any:
     return ep.signature
 
 
+def _row_of(svc: _Service, ref: Ref, ns: str, field: str) -> int:
+    """The row id of the stored episode ``ref.episode`` names, found as :func:`_sig_of` finds
+    it (a 404 naming the field when there is none), without reading the episode."""
+    if ref.signature is not None:
+        raise ApiError(422, "invalid_request", "give exactly one of 'signature' and "
+                       "'episode'", field)
+    sid = svc.app.memory().row_id(_key_of(ref.episode), ns)   # type: ignore[arg-type]
+    if sid is None:
+        raise ApiError(404, "not_found", f"no episode {ref.episode!r} in namespace {ns!r}",
+                       f"{field}.episode")
+    return sid
+
+
 P = "/v1/ns/{namespace}"
 
 
@@ -570,6 +597,7 @@ def _service_routes(app: FastAPI, svc: _Service, caller: Any) -> None:
         return {**svc.metrics.snapshot(None if key.admin else key.namespaces),
                 "heavy_lane": {**svc.admission.stats(), **svc.admission.counts()},
                 "write_lane": {**svc.writes.stats(), **svc.writes.counts()},
+                "log_lane": {**svc.logs.stats(), **svc.logs.counts()},
                 **_worker_json(svc)}
 
     @app.get("/v1/whoami", tags=["service"], summary="The calling key's name and namespaces.")
@@ -628,12 +656,16 @@ def _analogy_routes(app: FastAPI, svc: _Service, NS: Any) -> None:  # noqa: N803
               summary="MAC/FAC retrieval plus the judge (Retriever.find) within the namespace.")
     def find(ns: NS, body: FindBody) -> dict[str, Any]:
         def run() -> dict[str, Any]:
-            target = _sig_of(svc, Ref(signature=body.target, episode=body.episode), ns,
-                             "target")
+            ref = Ref(signature=body.target, episode=body.episode)
+            # a stored episode goes by its row: the retriever reads and derives it once
+            target = _sig_of(svc, ref, ns, "target") if ref.episode is None \
+                else _row_of(svc, ref, ns, "target")
             return svc.app.find(target, namespace=ns, k=body.k, critic=body.critic,
-                                parametric=body.parametric).to_json()
+                                parametric=body.parametric, defer_log=True)
 
-        return svc.heavy(run)
+        res = svc.heavy(run)
+        # the log row is written on the log lane, after the find has given up its slot
+        return svc.log(lambda: svc.app.log_find(res, namespace=ns)).to_json()
 
     @app.post(P + "/map", tags=["analogy"],
               summary="Map base onto target with SME and judge it (likeness/difference/unknown).")

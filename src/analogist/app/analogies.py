@@ -40,19 +40,24 @@ class Analogies(Episodes):
     def find(self, target: Signature | Mapping[str, Any] | int | str | None = None, *,
              text: str | None = None, namespace: str | None = None, k: int | None = None,
              critic: bool | None = None, parametric: bool | None = None,
-             writer: str | None = None) -> FindResult:
+             writer: str | None = None, defer_log: bool = False) -> FindResult:
         """Have I seen this shape before? MAC/FAC retrieval plus the judge over ``namespace``,
         with the critic and the parametric channel as :class:`Settings` (or the call) say.
 
         ``target`` is a Signature, its data, or a stored episode's id; ``text`` an episode text
         written by ``writer`` first. Steps skipped for want of an LLM are listed in
-        ``FindResult.skipped``.
+        ``FindResult.skipped``. ``defer_log``: the analogy-log row is returned in
+        ``FindResult.log_row`` instead of written (write it with :meth:`log_find`).
         """
         if (target is None) == (text is None):
             raise AnalogistError("give exactly one of target and text", field="target")
         LIMITS.check("k", k)
+        stored: int | None = None
         if text is not None:
             sig = self.encode(text, writer=writer, source="text").signature
+        elif isinstance(target, (str, int)) and not isinstance(target, bool):
+            # a stored episode: the retriever reads it by its row (and keeps what it derives)
+            stored = self.episode_row(target, namespace=namespace, field="target")
         else:
             sig = self.signature(target, namespace=namespace, field="target")  # type: ignore[arg-type]
         s = self.settings
@@ -72,10 +77,20 @@ class Analogies(Episodes):
 
                 def par_fn(t: Signature) -> Any:
                     return propose_parametric(t, pp, k=3)
-        res = self.retriever(namespace).find(sig, k=k, critic=critic_obj, parametric=par_fn)
+        res = self.retriever(namespace).find(sig if stored is None else stored, k=k,
+                                             critic=critic_obj, parametric=par_fn,
+                                             defer_log=defer_log)
         if notes:
             res = replace(res, skipped=(*res.skipped, *notes))
         return res
+
+    def log_find(self, result: FindResult, *, namespace: str | None = None) -> FindResult:
+        """Write the analogy-log row a ``find(..., defer_log=True)`` returned; the result with
+        its ``log_id`` (unchanged when it carries no row)."""
+        if result.log_row is None:
+            return result
+        log_id = self.memory().log_analogy(self.namespace(namespace), **result.log_row)
+        return replace(result, log_id=log_id, log_row=None)
 
     def map(self, source: Signature | Mapping[str, Any] | int | str,
             target: Signature | Mapping[str, Any] | int | str, *,

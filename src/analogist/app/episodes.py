@@ -98,11 +98,7 @@ class Episodes(Components):
         """The stored episode with this episode id or row id (a string of digits is tried as an
         episode id, then as a row id), else an error naming ``field``."""
         ns = self.namespace(namespace)
-        if isinstance(value, bool) or not isinstance(value, (int, str)):
-            raise AnalogistError("expected an episode id (text) or a row id (integer)",
-                                 field=field)
-        if isinstance(value, int) and not 0 <= value < 2 ** 63:
-            raise AnalogistError(f"no episode {value} in namespace {ns!r}"[:300], field=field)
+        _check_ref(value, ns, field)
         m = self.memory()
         row = m.get(value, ns)
         if row is None and isinstance(value, str) and value.isdigit() and len(value) < 19:
@@ -110,6 +106,19 @@ class Episodes(Components):
         if row is None:
             raise AnalogistError(f"no episode {value!r} in namespace {ns!r}"[:300], field=field)
         return row
+
+    def episode_row(self, value: int | str, *, namespace: str | None = None,
+                    field: str = "episode") -> int:
+        """The row id of :meth:`episode`'s episode (found the same way), without reading it."""
+        ns = self.namespace(namespace)
+        _check_ref(value, ns, field)
+        m = self.memory()
+        sid = m.row_id(value, ns)
+        if sid is None and isinstance(value, str) and value.isdigit() and len(value) < 19:
+            sid = m.row_id(int(value), ns)
+        if sid is None:
+            raise AnalogistError(f"no episode {value!r} in namespace {ns!r}"[:300], field=field)
+        return sid
 
     def record_outcome(self, log_id: int | None = None, *, helped: bool | None = None,
                        negative: bool = False, used: str | None = None,
@@ -141,3 +150,11 @@ class Episodes(Components):
         return self.memory().add_many(signatures, namespace=self.namespace(namespace),
                                       batch_size=batch_size, progress=progress,
                                       embed=self.level_embedder(), validated=validated)
+
+
+def _check_ref(value: Any, ns: str, field: str) -> None:
+    """A stored episode's key must be an episode id (text) or a row id (a whole number)."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise AnalogistError("expected an episode id (text) or a row id (integer)", field=field)
+    if isinstance(value, int) and not 0 <= value < 2 ** 63:
+        raise AnalogistError(f"no episode {value} in namespace {ns!r}"[:300], field=field)

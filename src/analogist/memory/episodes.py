@@ -363,6 +363,11 @@ class Episodes:
                               "AND namespace = ?", (sid, ns)).fetchone()
         return None if r is None else self._row(r)
 
+    def row_id(self, key: int | str, namespace: str = "default") -> int | None:
+        """The row id of the episode with row id ``key`` (int) or episode id ``key`` (str),
+        or None: :meth:`get` without reading the episode."""
+        return self._find(key, _namespace(namespace))
+
     def list(self, namespace: str = "default", *, include_superseded: bool = False,
              limit: int | None = None, offset: int = 0) -> builtins.list[StoredEpisode]:
         """Episodes in id order."""

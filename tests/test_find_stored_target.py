@@ -1,0 +1,192 @@
+"""A find whose target is a stored episode (by row) answers exactly as the same signature given
+inline — with level embeddings on, the target's stored vectors standing in for embedding its
+texts again — before and after writes, an update and a delete; the decoy probe's inverted
+surface index picks the row a set intersection with every row picks; and over HTTP a find by
+episode id answers as the signature inline, a missing one in one line."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from analogist.app import Analogist, Settings
+from analogist.casebook import load_casebook
+from analogist.errors import AnalogistError
+from analogist.index.embed import abstract_texts, default_embedder
+from analogist.index.surfaces import SurfaceIndex
+from analogist.memory import open_memory
+from analogist.retrieve import LEVEL_CHANNELS, Retriever
+from analogist.service.keys import keys_add
+
+
+def _answer(res) -> dict:
+    out = res.to_json()
+    return {k: v for k, v in out.items() if k not in ("timings_ms", "log_id")}
+
+
+class _Counting:
+    """The real default embedder, counting the texts it is asked to embed."""
+
+    def __init__(self) -> None:
+        self.inner = default_embedder()
+        self.name, self.dim = self.inner.name, self.inner.dim
+        self.texts = 0
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.texts += len(texts)
+        return self.inner.embed(texts)
+
+
+def _sigs() -> list[dict]:
+    return [e.signature.to_data() for e in load_casebook() if not e.is_decoy]
+
+
+def test_a_stored_target_answers_as_its_signature_inline(tmp_path) -> None:
+    sigs = _sigs()
+    app = Analogist(Settings.from_env(store=str(tmp_path / "s.db"), embeddings=True,
+                                      log_finds=False, llm=False))
+    app.add_many(sigs[:40], namespace="t")
+    m = app.memory()
+    emb = _Counting()
+    live = Retriever(m, "t", embedder=emb, log=False)
+
+    def check(keys: list[str]) -> None:
+        fresh = Retriever(m, "t", embedder=default_embedder(), log=False)
+        for key in keys:
+            ep = m.get(key, "t")
+            assert ep is not None
+            before = emb.texts
+            by_row = live.find(ep.id, k=5)
+            assert emb.texts == before, "a stored target's levels are not embedded again"
+            assert "embedding" in by_row.channels_used
+            assert _answer(by_row) == _answer(fresh.find(ep.signature, k=5)), key
+            assert _answer(live.find(ep.id, k=5)) == _answer(by_row)   # kept view, same answer
+
+    check([s["episode_id"] for s in sigs[:40:4]])
+    app.add_many(sigs[40:], namespace="t")            # appended rows: vectors appended too
+    check([s["episode_id"] for s in sigs[38::3]])
+    changed = dict(sigs[3], fix_operator="bounds(A)")
+    m.update_signature(changed, namespace="t")        # a rewrite: every view dropped
+    check([sigs[3]["episode_id"], sigs[10]["episode_id"]])
+    gone = m.get(sigs[5]["episode_id"], "t")
+    assert gone is not None
+    m.delete(gone.id, "t")
+    with pytest.raises(AnalogistError, match="vanished"):
+        live.find(gone.id)
+    app.close()
+
+
+def test_stored_level_vectors_are_the_embeddings_of_the_level_texts(tmp_path) -> None:
+    """What makes the stored-target shortcut exact: the vector stored with an episode is, bit
+    for bit, the one embedding its abstract level texts gives at query time."""
+    sigs = _sigs()[:12]
+    app = Analogist(Settings.from_env(store=str(tmp_path / "s.db"), embeddings=True,
+                                      log_finds=False, llm=False))
+    app.add_many(sigs, namespace="v")
+    emb = default_embedder()
+    m = app.memory()
+    for s in sigs:
+        ep = m.get(s["episode_id"], "v")
+        assert ep is not None
+        texts = abstract_texts(ep.signature)
+        used = [ch for ch in LEVEL_CHANNELS if ch in texts]
+        assert used
+        fresh = emb.embed([texts[ch] for ch in used])
+        for i, ch in enumerate(used):
+            ids, mat = m.embeddings_of(ch, [ep.id], "v")
+            assert ids == [ep.id]
+            assert mat[0].tobytes() == fresh[i].tobytes(), (s["episode_id"], ch)
+    app.close()
+
+
+def test_the_surface_index_picks_what_every_intersection_picks() -> None:
+    rng = random.Random(5)
+    vocab = [f"w{i}" for i in range(40)]
+    for _ in range(200):
+        rows = [frozenset(rng.sample(vocab, rng.randint(0, 9))) if rng.random() > 0.1 else None
+                for _ in range(rng.randint(0, 30))]
+        idx = SurfaceIndex()
+        cut = rng.randint(0, len(rows))
+        idx.append(rows[:cut])
+        idx.append(rows[cut:])                        # appended in two goes, as after writes
+        words = set(rng.sample(vocab, rng.randint(1, 8)))
+        excluded = set(rng.sample(range(len(rows)), min(len(rows), rng.randint(0, 4))))
+        best = None
+        for i, st in enumerate(rows):
+            if not st or i in excluded:
+                continue
+            sim = len(words & st) / len(words | st)
+            if best is None or sim > best[0]:
+                best = (sim, i)
+        want = None if best is None or best[0] <= 0 else best
+        assert idx.most_similar(words, excluded) == want
+
+
+def test_find_by_episode_over_http(tmp_path) -> None:
+    from analogist.server import create_app
+
+    store = tmp_path / "s.db"
+    token = keys_add(store, "t", ["t"])
+    sigs = _sigs()[:20]
+    app = create_app(store, max_body_bytes=2_000_000, rate_per_minute=0,
+                     settings=Settings.from_env(store=str(store), embeddings=True, llm=False))
+    h = {"Authorization": f"Bearer {token}"}
+    with TestClient(app) as c:
+        assert c.post("/v1/ns/t/episodes/bulk", json={"episodes": sigs}, headers=h
+                      ).status_code == 201
+        row = c.get(f"/v1/ns/t/episodes/{sigs[2]['episode_id']}", headers=h).json()
+        by_id = c.post("/v1/ns/t/find", json={"episode": sigs[2]["episode_id"]}, headers=h)
+        by_row = c.post("/v1/ns/t/find", json={"episode": row["id"]}, headers=h)
+        inline = c.post("/v1/ns/t/find", json={"target": sigs[2]}, headers=h)
+        assert by_id.status_code == by_row.status_code == inline.status_code == 200
+        assert _answer_json(by_id.json()) == _answer_json(inline.json()) \
+            == _answer_json(by_row.json())
+        # each find's log row is written (on the log lane) and named by the answer
+        m = open_memory(str(store))
+        logged = {r["id"]: r for r in m.log("t", limit=10)}
+        for res in (by_id, by_row, inline):
+            row = logged[res.json()["log_id"]]
+            assert row["target"]["episode_id"] == sigs[2]["episode_id"]
+            assert [x["episode_id"] for x in row["candidates"]] == \
+                [x["episode_id"] for x in res.json()["results"]]
+        m.close()
+        missing = c.post("/v1/ns/t/find", json={"episode": "no-such-episode"}, headers=h)
+        assert missing.status_code == 404
+        err = missing.json()["error"]
+        assert "no-such-episode" in err["message"] and "\n" not in err["message"]
+        assert err["field"] == "target.episode"
+        both = c.post("/v1/ns/t/find", json={"episode": "x", "target": sigs[0]}, headers=h)
+        assert both.status_code == 422 and "exactly one" in both.json()["error"]["message"]
+
+
+def _answer_json(out: dict) -> dict:
+    return {k: v for k, v in out.items() if k not in ("timings_ms", "log_id")}
+
+
+def test_a_deferred_log_row_is_the_row_a_find_writes(tmp_path) -> None:
+    sigs = _sigs()[:15]
+    app = Analogist(Settings.from_env(store=str(tmp_path / "s.db"), embeddings=False,
+                                      log_finds=True, llm=False))
+    app.add_many(sigs, namespace="g")
+    m = app.memory()
+    for key in (sigs[0]["episode_id"], sigs[7]):
+        direct = app.find(key, namespace="g")
+        row_direct = m.log("g", limit=1)[0]
+        assert row_direct["id"] == direct.log_id and direct.log_row is None
+        later = app.find(key, namespace="g", defer_log=True)
+        assert later.log_id is None and later.log_row is not None
+        assert m.log("g", limit=1)[0]["id"] == direct.log_id   # nothing written yet
+        written = app.log_find(later, namespace="g")
+        assert written.log_id is not None and written.log_id > direct.log_id
+        row_later = m.log("g", limit=1)[0]
+        assert row_later["id"] == written.log_id
+
+        def strip(r: dict) -> dict:
+            return {k: v for k, v in r.items() if k not in ("id", "created_at")}
+
+        assert strip(row_later) == strip(row_direct)
+        assert _answer(written) == _answer(direct)
+    app.close()
