@@ -9,6 +9,7 @@ from typing import Any
 from analogist.encode.base import Triple
 from analogist.encode.fronted import _repair_parse
 from analogist.encode.lexicon import (
+    _AGREES_WITH,
     _ARTICLES,
     _BELIEF_VERBS,
     _CAUSAL_PREPS,
@@ -17,14 +18,16 @@ from analogist.encode.lexicon import (
     _DIRECTIONAL,
     _EVENT_PRONOUNS,
     _GENERIC_HEADS,
+    _INDEFINITE_PRONOUNS,
     _LIGHT_NOUNS,
     _LIGHT_VERBS,
+    _MIND_VERBS,
     _MOD_DEPS,
     _NEG_ADVERBS,
     _NEG_PRONOUNS,
     _NUMBER_WORDS,
-    _MIND_VERBS,
     _OBJECT_CONTROL,
+    _PERSON_FORMS,
     _PERSON_NOUNS,
     _PERSON_SUFFIXES,
     _PERSONAL_PRONOUNS,
@@ -33,6 +36,7 @@ from analogist.encode.lexicon import (
     _QUANTIFIERS,
     _RELATIVE,
     _SKIP_PREPS,
+    _SPEAKER_FORMS,
     _TIME_WORDS,
     _UPDATE_VERBS,
     _singular,
@@ -55,6 +59,7 @@ class _Mention:
     core: str = ""                 # head with its noun modifiers only (entity identity)
     sent_start: int = -1           # first token of the mention's sentence (pronoun resolution)
     main: bool = False             # subject of a main clause (pronoun resolution)
+    pron: str = ""                 # a participant named by a pronoun: its form ("i", "he", …)
 
 
 @dataclass
@@ -77,6 +82,18 @@ class _Clause:
     objects_moved: bool = False    # "nobody checked X": X became the subject of a state
     object_negated: bool = False   # "had *no* paper", "got *nothing*": the object is denied
     unable: bool = False           # "could not refill", "no engine could refill": ability denied
+
+
+def _imperative(v: Any) -> bool:
+    """Whether ``v`` heads a command: a sentence's root in the base form with no subject, no
+    "to" and no modal ("*Keep* trying", "Don't *give* up"; not a question)."""
+    if v.dep_ != "ROOT" or v.tag_ != "VB" or v.pos_ != "VERB":
+        return False
+    if any(c.dep_ in ("nsubj", "nsubjpass", "csubj", "expl") for c in v.children):
+        return False
+    if any(c.dep_ == "aux" and c.lower_ not in ("do", "don't", "dont") for c in v.children):
+        return False
+    return not v.sent.text.rstrip().endswith("?")
 
 
 def _participant(t: Any) -> bool:
@@ -153,6 +170,7 @@ class _ClauseReader:
     vocab: Vocabulary
     embedder: Embedder | None
     nlp: Any
+    _addressee = False          # commands with no subject have the addressee as subject
 
     def _parse(self, norm: str) -> Any:
         """The parse of ``norm``, with fronted subordinate clauses re-read and mis-tagged
@@ -276,7 +294,9 @@ class _ClauseReader:
             cands = [m for m in cands if m.head not in own] + [m for m in cands
                                                                   if m.head in own]
         if low in _PERSONAL_PRONOUNS:
-            fit = [m for m in cands if m.head in self._animate and m.head not in own]
+            # (a participant named by an agreeing pronoun — "he", "someone" — is a person)
+            fit = [m for m in cands if (m.head in self._animate or m.pron)
+                   and m.head not in own]
         elif low == "it":
             fit = [m for m in cands if m.head not in self._animate]
             if tok.dep_ in ("nsubj", "nsubjpass") and any(
@@ -298,10 +318,15 @@ class _ClauseReader:
         # believed the otters had escaped, *they* closed the zoo": not the otters)
         same = self._pronoun_referents.get((tok.sent.start, low)) \
             if tok.dep_ in ("nsubj", "nsubjpass") else None
-        cands = [m for m in reversed(recent) if m.plural == want_plural] or list(reversed(recent))
+        everyone = [m for m in reversed(recent) if m.plural == want_plural] \
+            or list(reversed(recent))
+        # a participant named by a pronoun is stood for only by an agreeing one ("it" is never
+        # "I"); a noun phrase by any
+        agrees = _AGREES_WITH.get(low, set())
+        cands = [m for m in everyone if not m.pron or m.pron in agrees]
         own = self._own_subjects(tok) | (self._clause_subjects if tok.dep_ not in (
             "nsubj", "nsubjpass") else set())
-        top_own = bool(cands) and cands[0].head in own
+        top_own = bool(everyone) and everyone[0].head in own
         if own:
             # an object pronoun is not its own clause's subject ("other makers copied *it*": not
             # the makers; "the more children believed *it*": not the children)
@@ -319,26 +344,48 @@ class _ClauseReader:
             # leaked memory and held all of *it*"), the latest agreeing non-subject mention
             # comes first — the memory — then another earlier subject
             cands = [o for o in reversed(self._recent_objects)
-                     if o.plural == want_plural and o.head not in own] + cands
+                     if o.plural == want_plural and o.head not in own
+                     and (not o.pron or o.pron in agrees)] + cands
         if same is None:
             cands = self._by_animacy(tok, cands)
         if not cands:
-            return None
+            if low not in _PERSON_FORMS or tok.dep_ not in ("nsubj", "nsubjpass"):
+                return None
+            # a subject "he" the story names nowhere before is a participant of its own; the
+            # same subject pronoun later in its sentence is the same one (an object pronoun
+            # with no referent found is left out: more often a referent missed than a new one)
+            m = self._pronoun_participant(tok, _PERSON_FORMS[low])
+            self._pronoun_referents.setdefault((tok.sent.start, low), m)
+            return m
         m = cands[0]
         if tok.dep_ in ("nsubj", "nsubjpass"):
             self._pronoun_referents.setdefault((tok.sent.start, low), m)
         return _Mention(phrase=m.phrase, head=m.head, plural=m.plural, tok=tok.i,
-                        span=(tok.idx, tok.idx + len(tok.text)), resolved=True, core=m.core)
+                        span=(tok.idx, tok.idx + len(tok.text)), resolved=True, core=m.core,
+                        pron=m.pron)
+
+    @staticmethod
+    def _pronoun_participant(tok: Any, form: str) -> _Mention:
+        """A participant named by a pronoun that stands for no earlier one: the speaker or the
+        addressee ("I", "you"), someone or something, a "he" the story never names."""
+        low = form.lower()
+        return _Mention(phrase=form, head=low, plural=low in ("we", "they"), tok=tok.i,
+                        span=(tok.idx, tok.idx + len(tok.text)), core=low, pron=low)
 
     def _mentions(self, tok: Any, recent: list[_Mention]) -> list[_Mention]:
         out: list[_Mention] = []
         for t in self._conj(tok):
             t = _partitive_of(t)
             if t.pos_ == "PRON":
-                if t.text.lower() in _PRONOUNS_PLURAL | _PRONOUNS_SINGULAR:
+                low = t.text.lower()
+                if low in _PRONOUNS_PLURAL | _PRONOUNS_SINGULAR:
                     m = self._resolve(t, recent)
                     if m is not None:
                         out.append(m)
+                elif low in _SPEAKER_FORMS:
+                    out.append(self._pronoun_participant(t, _SPEAKER_FORMS[low]))
+                elif low in _INDEFINITE_PRONOUNS:
+                    out.append(self._pronoun_participant(t, low))
             elif _participant(t) and (t.pos_ in ("NOUN", "PROPN", "NUM", "X")
                                       or (t.pos_ == "ADJ" and t.dep_ != "acomp")):
                 out.append(self._mention(t))
@@ -423,7 +470,10 @@ class _ClauseReader:
             words.append(cur.text.lower())
         return None
 
-    def _clauses(self, doc: Any) -> list[_Clause]:
+    def _clauses(self, doc: Any, *, addressee: bool = False) -> list[_Clause]:
+        """The clauses of ``doc`` in text order; with ``addressee``, a command with no subject
+        has the addressee ("you") as its subject."""
+        self._addressee = addressee
         self._pronoun_referents: dict[tuple[int, str], _Mention] = {}
         self._recent_objects: list[_Mention] = []
         self._clause_subjects: set[str] = set()
@@ -571,6 +621,13 @@ class _ClauseReader:
             subjects = [self._mention(gsubj)]
         if not subjects and c.event_subject is None and not subj_toks and not pass_toks:
             subjects, c.event_subject = self._inherit_subjects(v, recent, by_tok)
+            if not subjects and c.event_subject is None and self._addressee and (
+                    _imperative(v) or (v.dep_ == "conj" and _imperative(v.head))):
+                # a text of commands alone ("Don't give up. Keep going."): the addressee is
+                # their subject (a participant with no surface phrase)
+                m = self._pronoun_participant(v, "you")
+                m.span = (v.idx, v.idx)
+                subjects = [m]
 
         # objects (a pronoun among them is not the clause's own subject: :meth:`_resolve`)
         self._clause_subjects = {m.head for m in subjects}

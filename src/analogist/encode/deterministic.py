@@ -34,8 +34,15 @@ Pipeline
    keeps its first referent ("Because *they* believed the otters had escaped, *they* closed the
    zoo"), and a subject pronoun with no antecedent in its own sentence prefers the subject of an
    earlier main clause to that of a subordinate one ("…, although the otters were asleep.
-   *They* …" → not the otters). A clause with an adjectival complement ("the cache became stale") or
-   an intransitive verb ("the job crashed") is a **state** triple with an empty object. Entity
+   *They* …" → not the otters). A pronoun that stands for no earlier participant names one of
+   its own: the speaker or the addressee ("*I* lost the keys", "*you* turn the knob"), an
+   indefinite one ("*something*", "*someone*"), a subject "he" / "she" / "they" the story never
+   names ("*He* was so scared, *he* …"); such a participant is stood for later only by an
+   agreeing pronoun ("it" is never "I"); in a text of commands alone ("Don't give up. Keep going.") the
+   addressee is their subject. A text naming no participant in any clause takes its nouns as
+   roles, else its first verb (else adjective, else other content word; no relation). A clause
+   with an adjectival complement ("the cache became stale") or an intransitive verb ("the job
+   crashed") is a **state** triple with an empty object. Entity
    phrases are the head noun with its compound/adjectival/numeric modifiers (determiners and
    possessives dropped), lower-cased; verbs are lemmas; negation is flagged. A generic head
    ("the process of transpiration", "the burning of fuels") gives way to its ``of`` object, and
@@ -212,6 +219,10 @@ __all__ = ["WRITER", "DeterministicEncoder", "EncodeError", "EncoderParams", "lo
 WRITER = "deterministic-encoder-1"
 """Provenance writer token."""
 
+_CONTENT_POS = ("VERB", "ADJ", "PRON", "INTJ", "ADV", "NUM", "X")
+"""Parts of speech that can name what a text with no participant (and no noun) is about, the
+preferred first."""
+
 
 # -- shared resources (loaded once per process; read-only) ---------------------------------------
 @lru_cache(maxsize=1)
@@ -326,6 +337,10 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
         doc = self._parse(norm)
         sents = list(doc.sents)
         all_clauses = self._clauses(doc)
+        if not any(c.subjects or c.objects for c in all_clauses):
+            # no participant in any clause: perhaps commands alone ("Don't give up. Keep
+            # going."), whose subject is the addressee
+            all_clauses = self._clauses(doc, addressee=True)
         triples = self._triples(all_clauses)
         fix_at = self._fix_sentences(sents)
         clauses = [c for c in all_clauses if c.sent not in fix_at]
@@ -353,9 +368,13 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
                           [[*c.subjects, *c.objects, *c.sources, *c.into] for c in rd.live])
         mentions, first, salience = self._salience(rd)
         if not mentions:
-            raise EncodeError("found no entity (noun phrase) to make a role from; expected "
-                              "sentences about things that act or are acted on",
-                              source=source or "<text>")
+            raise EncodeError("found no word to make a role from; expected sentences about "
+                              "things that act or are acted on", source=source or "<text>")
+        if not any(m.tok not in rd.consumed for c in rd.live
+                   for m in (*c.subjects, *c.objects, *c.sources, *c.into)) and not any(
+                nd.mention is not None for lk in rd.links for nd in (lk.cause, lk.effect)):
+            notes.append("found no participant in a clause; the roles are the text's nouns "
+                         "(else one content word)")
         ranked = sorted(mentions, key=lambda h: (-salience[h], first[h], h))
         if len(ranked) > p.max_roles:
             # over the cap, the entities the mechanism is written over come first: those in a
@@ -427,6 +446,15 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
             for t in rd.doc:
                 if t.pos_ in ("NOUN", "PROPN"):
                     see(self._mention(t), 1)
+        if not mentions:
+            # a text naming no participant ("Wow, so funny!") is about what its first content
+            # word names (a verb before an adjective before any other word): one role, no
+            # relation
+            words = [t for t in rd.doc if t.pos_ in _CONTENT_POS and re.search(r"[^\W_]", t.text)]
+            t = min(words, key=lambda t: (_CONTENT_POS.index(t.pos_), t.i), default=None)
+            if t is not None:
+                see(_Mention(phrase=t.text.lower(), head=t.text.lower(), plural=False, tok=t.i,
+                             span=(t.idx, t.idx + len(t.text)), core=t.text.lower()), 1)
         return mentions, first, salience
 
     # -- stage 5: typing --------------------------------------------------------------------------

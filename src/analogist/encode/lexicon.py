@@ -8,6 +8,30 @@ import re
 # -- word lists ----------------------------------------------------------------------------------
 _PRONOUNS_PLURAL = {"they", "them", "these", "those"}
 _PRONOUNS_SINGULAR = {"it", "this", "that", "he", "she", "him", "her", "each"}
+_SPEAKER_FORMS = {"i": "I", "me": "I", "we": "we", "us": "we", "you": "you"}
+"""First- and second-person pronouns: the speaker or the addressee, a participant of its own
+that no earlier noun stands for ("*I* lost the keys", "*you* turn the knob")."""
+_PERSON_FORMS = {"he": "he", "him": "he", "she": "she", "her": "she", "they": "they",
+                 "them": "they"}
+"""Third-person pronouns of people: with no earlier participant to stand for ("*He* was so
+tired, *he* slept"), a participant of their own, named by the subject form."""
+_INDEFINITE_PRONOUNS = {"someone", "somebody", "something", "anyone", "anybody", "anything",
+                        "everyone", "everybody", "everything"}
+"""Indefinite pronouns that name a participant ("*someone* left the door open", "lost
+*something*"); the negative ones (:data:`_NEG_PRONOUNS`) negate their clause instead."""
+_AGREES_WITH = {"he": {"he", "someone", "somebody", "anyone", "anybody"},
+                "him": {"he", "someone", "somebody", "anyone", "anybody"},
+                "she": {"she", "someone", "somebody", "anyone", "anybody"},
+                "her": {"she", "someone", "somebody", "anyone", "anybody"},
+                "they": {"they", "someone", "somebody", "anyone", "anybody", "everyone",
+                         "everybody"},
+                "them": {"they", "someone", "somebody", "anyone", "anybody", "everyone",
+                         "everybody"},
+                "it": {"something", "anything", "everything"},
+                "this": {"something", "anything", "everything"},
+                "that": {"something", "anything", "everything"}}
+"""Per third-person pronoun, the participants named by a pronoun it can stand for (a noun
+phrase it can always stand for): "it" never stands for "I" or "he"."""
 _QUANTIFIERS = {"one", "only", "single", "every", "each", "all", "whole", "same", "other",
                 "several", "many", "few", "some", "no", "any", "both", "another", "more",
                 "most", "fewer", "less"}
