@@ -673,57 +673,69 @@ def _plain_end(x: Any, roles: dict[str, str], index: dict[_Key, int], nodes: lis
     return i
 
 
-def _plain_edge(x: Any, roles: dict[str, str], index: dict[_Key, int], nodes: list[_Key],
-                names: list[str], memo: dict[str, int]) -> tuple[int, int, str, int, str, Any] | None:
-    """(cause node, effect node, edge type, sign, status, the fields given) of the edge the
-    model would build from ``x``, or None to let the model decide."""
-    if type(x) is dict:
-        keys = x.keys()
-        if keys == _EDGE_KEYS:  # every field given: the usual canonical form
-            cause, edge, effect = x["cause"], x["edge"], x["effect"]
-            sign: Any = x["sign"]
-            status: Any = x["status"]
-            fields: Any = _EDGE_KEYS
-        elif keys <= _EDGE_KEYS and keys >= _LIST_EDGE_FIELDS:
-            cause, edge, effect = x["cause"], x["edge"], x["effect"]
-            sign = x.get("sign", 1)
-            status = x.get("status", "observed")
-            fields = frozenset(keys)
+def _plain_chain(chain: list[Any], roles: dict[str, str], nodes: list[_Key], names: list[str],
+                 edges: list[tuple[int, int, str, int]], meta: list[tuple[str, Any]]) -> bool:
+    """Read the causal edges the model would build from ``chain`` into ``nodes``/``names``
+    (the distinct atoms, first appearance first), ``edges`` (cause node, effect node, edge type,
+    sign) and ``meta`` (status, the edge fields given); False to let the model decide (an edge
+    it would normalise or refuse, or one that repeats an earlier edge)."""
+    index: dict[_Key, int] = {}
+    memo: dict[str, int] = {}  # an end given as text: read once per signature
+    seen = set()
+    for x in chain:
+        if type(x) is dict:
+            keys = x.keys()
+            if keys == _EDGE_KEYS:  # every field given: the usual canonical form
+                cause, edge, effect = x["cause"], x["edge"], x["effect"]
+                sign: Any = x["sign"]
+                status: Any = x["status"]
+                fields: Any = _EDGE_KEYS
+            elif keys <= _EDGE_KEYS and keys >= _LIST_EDGE_FIELDS:
+                cause, edge, effect = x["cause"], x["edge"], x["effect"]
+                sign = x.get("sign", 1)
+                status = x.get("status", "observed")
+                fields = frozenset(keys)
+            else:
+                return False
+        elif type(x) is list:
+            if len(x) != 3:
+                return False
+            cause, edge, effect = x
+            sign = 1
+            status = "observed"
+            fields = _LIST_EDGE_FIELDS
         else:
-            return None
-    elif type(x) is list:
-        if len(x) != 3:
-            return None
-        cause, edge, effect = x
-        sign = 1
-        status = "observed"
-        fields = _LIST_EDGE_FIELDS
-    else:
-        return None
-    if type(edge) is not str:
-        return None
-    if edge not in _EDGE_SET:
-        edge = edge.strip().lower()
+            return False
+        if type(edge) is not str:
+            return False
         if edge not in _EDGE_SET:
-            return None
-    if type(sign) is str:
-        sign = _SIGNS.get(sign.strip().lower())
-    if type(sign) is not int or sign not in (1, -1):
-        return None
-    if type(status) is not str or status not in _STATUSES:
-        return None
-    # (an end already read as text: its node, without a call)
-    i = memo.get(cause) if type(cause) is str else None
-    if i is None:
-        i = _plain_end(cause, roles, index, nodes, names, memo)
+            edge = edge.strip().lower()
+            if edge not in _EDGE_SET:
+                return False
+        if type(sign) is str:
+            sign = _SIGNS.get(sign.strip().lower())
+        if type(sign) is not int or sign not in (1, -1):
+            return False
+        if type(status) is not str or status not in _STATUSES:
+            return False
+        # (an end already read as text: its node, without a call)
+        i = memo.get(cause) if type(cause) is str else None
         if i is None:
-            return None
-    j = memo.get(effect) if type(effect) is str else None
-    if j is None:
-        j = _plain_end(effect, roles, index, nodes, names, memo)
+            i = _plain_end(cause, roles, index, nodes, names, memo)
+            if i is None:
+                return False
+        j = memo.get(effect) if type(effect) is str else None
         if j is None:
-            return None
-    return i, j, edge, sign, status, fields
+            j = _plain_end(effect, roles, index, nodes, names, memo)
+            if j is None:
+                return False
+        key = (i, edge, j)  # the model's duplicate key: nodes are atoms one to one
+        if key in seen:
+            return False
+        seen.add(key)
+        edges.append((i, j, edge, sign))
+        meta.append((status, fields))
+    return True
 
 
 def _text_ok(v: Any) -> bool:
@@ -774,22 +786,9 @@ def _fast_plain(data: dict[str, Any]) -> _Plain | None:
     meta: list[tuple[str, Any]] = []
     if "causal_chain" in data:
         chain = data["causal_chain"]
-        if type(chain) is not list or len(chain) > MAX_EDGES:
+        if type(chain) is not list or len(chain) > MAX_EDGES \
+                or not _plain_chain(chain, roles, nodes, names, edges, meta):
             return None
-        index: dict[_Key, int] = {}
-        memo: dict[str, int] = {}
-        seen = set()
-        for x in chain:
-            made = _plain_edge(x, roles, index, nodes, names, memo)
-            if made is None:
-                return None
-            i, j, edge, sign, status, fields = made
-            key = (i, edge, j)  # the model's duplicate key: nodes are atoms one to one
-            if key in seen:
-                return None
-            seen.add(key)
-            edges.append((i, j, edge, sign))
-            meta.append((status, fields))
     texts = (data.get("violated_invariant"), data.get("symptom"), data.get("fix_operator"))
     for v in texts:  # (_text_ok, inline)
         if v is not None and (type(v) is not str or len(v) > MAX_TEXT):

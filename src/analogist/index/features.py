@@ -199,9 +199,10 @@ def _count_pairs(out: dict[str, int], name: str, ends: list[tuple[int, str, int,
                 out[key] = get(key, 0) + 1
 
 
-def _motifs(g: _Graph, out: dict[str, int]) -> None:
+def _motifs(g: _Graph, out: dict[str, int], n_races: int | None = None) -> None:
     """Add the motif counts of ``g`` to ``out`` (one pass over the nodes; every count is a sum,
-    so the order of the passes does not matter)."""
+    so the order of the passes does not matter). ``n_races``: the number of ``races_with``
+    relations of ``g`` when the caller has counted them (else they are counted here)."""
     nodes, edges = g.nodes, g.edges
     n = len(nodes)
     ins: list[list[tuple[int, str, int, str]]] = [[] for _ in range(n)]
@@ -277,7 +278,8 @@ def _motifs(g: _Graph, out: dict[str, int]) -> None:
     if backward:
         _loops(n, outs, out)
 
-    n_races = sum(1 for pred, _args in g.relations if pred == "races_with")
+    if n_races is None:
+        n_races = sum(1 for pred, _args in g.relations if pred == "races_with")
     if n_races:
         out["motif:race"] = get("motif:race", 0) + n_races
         out["motif:race:relation"] = get("motif:race:relation", 0) + n_races
@@ -320,7 +322,7 @@ def _counts(g: _Graph) -> dict[str, int]:
             items += (f"edge:{edge}:-", f"flow:{nodes[src][0]}>{edge}:->{nodes[dst][0]}")
     c: dict[str, int] = {}
     _count_elements(c, items)  # (what Counter.update counts with, into a plain dict)
-    _motifs(g, c)
+    _motifs(g, c, c.get("rel:races_with", 0))  # (the relations are counted by predicate)
     return c
 
 
@@ -416,19 +418,23 @@ def _wl_many(gs: Sequence[_Graph], depth: int) -> list[str]:
     if not gs:
         return []
     labels: list[int] = []
-    ends: list[int] = []  # flat triples (atom or cause node, role or effect node, edge kind)
-    starts: list[int] = []
+    # flat triples (atom or cause node, role or effect node, edge kind), nodes numbered within
+    # their graph (small ints, which Python does not allocate) and moved to the graph's place
+    # among all nodes by numpy below
+    ends: list[int] = []
+    starts: list[int] = []  # each graph's first node
+    ends_at: list[int] = []  # each graph's first triple (in ``ends``, times 3)
     kinds = _EDGE_KIND
     rel_id, state_id = _ATOM_IDS[True], _ATOM_IDS[False]
     append = labels.append
     for g in gs:
-        base = len(labels)
-        starts.append(base)
+        starts.append(len(labels))
+        ends_at.append(len(ends))
         roles = g.roles
         n_roles = len(roles)
-        role_node = dict(zip(roles, range(base, base + n_roles), strict=False))
+        role_node = {tag: k for k, tag in enumerate(roles)}
         labels += [_ROLE] * n_roles
-        i = base + n_roles  # the next node
+        i = n_roles  # the next node
         atom_node: dict[_Key, int] = {}
         for a in g.relations:  # distinct (a signature's relations are deduplicated)
             atom_node[a] = i
@@ -456,12 +462,16 @@ def _wl_many(gs: Sequence[_Graph], depth: int) -> list[str]:
             chain_node.append(j)
         for src, dst, edge, sign in g.edges:
             ends += (chain_node[src], chain_node[dst], kinds[edge, sign])
+    ends_at.append(len(ends))
     cur = np.array(labels, dtype=np.uint64)
     e = np.array(ends, dtype=np.intp).reshape(-1, 3)
+    first = np.array(starts, dtype=np.intp)
+    place = np.repeat(first, np.diff(np.array(ends_at, dtype=np.intp)) // 3)
+    e[:, 0] += place
+    e[:, 1] += place
     src = np.concatenate([e[:, 0], e[:, 1]])
     dst = np.concatenate([e[:, 1], e[:, 0]])
     elab = np.concatenate([_FWD[e[:, 2]], _BWD[e[:, 2]]])
-    first = np.array(starts, dtype=np.intp)
     lanes = [np.zeros(len(gs), dtype=np.uint64) for _ in range(2)]
     for r in range(depth + 1):
         if r:

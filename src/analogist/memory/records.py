@@ -320,7 +320,7 @@ def _assemble(p: _Plain, content: str, fingerprint: str, depth: int,
     chain = set(p.nodes)
     # args: the JSON list of role tags as json.dumps writes it (tags are plain ASCII
     # identifiers, so nothing needs escaping); a relation has at least one role argument
-    relations = [(i, k[0], '["' + '", "'.join(k[1]) + '"]', int(k in chain))
+    relations = [(i, k[0], '["' + '", "'.join(k[1]) + '"]', 1 if k in chain else 0)
                  for i, k in enumerate(p.relations)]
     # compact canonical JSON (the pretty text is for people, not the store)
     return _Prepared(p.episode_id, p.kind, p.source_hash(), p.verified, _plain_json(p),
