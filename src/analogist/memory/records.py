@@ -260,10 +260,13 @@ def _plain_json(p: _Plain) -> str:
              + '},"relations":['
              + ",".join([f'["{q}","' + '","'.join(a) + '"]' for q, a in p.relations])
              + '],"causal_chain":[' + ",".join(edges) + "]"]
-    for name, v in zip(("violated_invariant", "symptom", "fix_operator"), p.texts,
-                       strict=True):
-        if v is not None:
-            parts.append(f',"{name}":{enc(v)}')
+    invariant, symptom, fix = p.texts
+    if invariant is not None:
+        parts.append(',"violated_invariant":' + enc(invariant))
+    if symptom is not None:
+        parts.append(',"symptom":' + enc(symptom))
+    if fix is not None:
+        parts.append(',"fix_operator":' + enc(fix))
     lv = p.levels
     if lv:
         levels = [f'"{k}":{enc(lv[k])}' for k in _LEVEL_FIELDS if lv.get(k) is not None]
@@ -323,10 +326,14 @@ def _assemble(p: _Plain, content: str, fingerprint: str, depth: int,
     relations = [(i, k[0], '["' + '", "'.join(k[1]) + '"]', 1 if k in chain else 0)
                  for i, k in enumerate(p.relations)]
     # compact canonical JSON (the pretty text is for people, not the store)
-    return _Prepared(p.episode_id, p.kind, p.source_hash(), p.verified, _plain_json(p),
-                     fingerprint, depth, vectors,
-                     " ".join(sorted(set(_WORD.findall(p.surface_text().lower())))),
-                     relations)
+    return _new_prepared(_Prepared, (
+        p.episode_id, p.kind, p.source_hash(), p.verified, _plain_json(p), fingerprint, depth,
+        vectors, " ".join(sorted(set(_WORD.findall(p.surface_text().lower())))), relations))
+
+
+_new_prepared = tuple.__new__
+"""``_Prepared(*fields)`` without the named tuple's Python-level ``__new__`` (a bulk add makes
+thousands a second)."""
 
 
 MAX_ID = 2 ** 63 - 1
