@@ -62,8 +62,11 @@ def test_commands_alone_have_the_addressee_as_subject(enc: DeterministicEncoder)
     assert "you" in _roles(enc, "Peel the apples and slice them thinly.")
 
 
-def test_a_text_naming_no_participant_still_encodes(enc: DeterministicEncoder) -> None:
-    res = enc.encode("Oh, how lovely!", source="story.txt")
+@pytest.mark.parametrize("text", ["Oh, how lovely!", "Because.", "Not now, maybe later.",
+                                  "To go or to stay?"])
+def test_a_text_naming_no_participant_still_encodes(enc: DeterministicEncoder,
+                                                    text: str) -> None:
+    res = enc.encode(text, source="story.txt")
     assert len(res.signature.roles) == 1 and not res.signature.relations
     assert any("found no participant" in n for n in res.notes)
 

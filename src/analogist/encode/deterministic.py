@@ -40,7 +40,7 @@ Pipeline
    names ("*He* was so scared, *he* …"); such a participant is stood for later only by an
    agreeing pronoun ("it" is never "I"); in a text of commands alone ("Don't give up. Keep going.") the
    addressee is their subject. A text naming no participant in any clause takes its nouns as
-   roles, else its first verb (else adjective, else other content word; no relation). A clause
+   roles, else its first verb (else adjective, else another word; no relation). A clause
    with an adjectival complement ("the cache became stale") or an intransitive verb ("the job
    crashed") is a **state** triple with an empty object. Entity
    phrases are the head noun with its compound/adjectival/numeric modifiers (determiners and
@@ -219,9 +219,10 @@ __all__ = ["WRITER", "DeterministicEncoder", "EncodeError", "EncoderParams", "lo
 WRITER = "deterministic-encoder-1"
 """Provenance writer token."""
 
-_CONTENT_POS = ("VERB", "ADJ", "PRON", "INTJ", "ADV", "NUM", "X")
+_CONTENT_POS = ("VERB", "ADJ", "PRON", "INTJ", "ADV", "NUM", "X", "AUX", "SCONJ", "CCONJ",
+                "ADP", "PART", "DET", "SYM")
 """Parts of speech that can name what a text with no participant (and no noun) is about, the
-preferred first."""
+preferred first ("Wow, so funny!" → funny; "Because." → because)."""
 
 
 # -- shared resources (loaded once per process; read-only) ---------------------------------------
@@ -374,7 +375,7 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
                    for m in (*c.subjects, *c.objects, *c.sources, *c.into)) and not any(
                 nd.mention is not None for lk in rd.links for nd in (lk.cause, lk.effect)):
             notes.append("found no participant in a clause; the roles are the text's nouns "
-                         "(else one content word)")
+                         "(else one word)")
         ranked = sorted(mentions, key=lambda h: (-salience[h], first[h], h))
         if len(ranked) > p.max_roles:
             # over the cap, the entities the mechanism is written over come first: those in a
