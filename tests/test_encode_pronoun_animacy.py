@@ -52,3 +52,12 @@ def test_a_subject_pronoun_is_not_its_own_clause_s_object(enc: DeterministicEnco
     text = ("A broker sent the contract. The clerk signed the papers, and that is how he came "
             "to know the broker.")
     assert not any(s == "broker" and o == "broker" for s, _, o in _pairs(enc, text))
+
+
+def test_they_is_whoever_acted_on_the_same_object(enc: DeterministicEncoder) -> None:
+    # the nearest plural subject is the readers; "the ledger" was the bookkeepers' object
+    text = ("The bookkeepers padded the ledger every quarter. Because the readers could not "
+            "trust the figures, they padded the ledger again.")
+    got = _pairs(enc, text)
+    assert not any(s == "readers" and v.startswith("pad") for s, v, _ in got), got
+    assert sum(s == "bookkeepers" and v.startswith("pad") for s, v, _ in got) >= 1

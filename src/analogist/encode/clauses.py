@@ -293,6 +293,15 @@ class _ClauseReader:
                    if c.pos_ in ("NOUN", "PROPN") and c.i > tok.i and c.text.isalpha()}
             cands = [m for m in cands if m.head not in own] + [m for m in cands
                                                                   if m.head in own]
+            # ... and it is whoever acted on its object before ("The archivists optimised the
+            # count. Because the readers could not find the maps, *they* maximised the count":
+            # the archivists, who acted on the count)
+            objs = {_singular(c.lower_) for c in tok.head.children
+                    if c.dep_ == "dobj" and c.pos_ in ("NOUN", "PROPN") and c.text.isalpha()}
+            actors = [h for h, acted in reversed(self._acts) if acted & objs]
+            if actors:
+                first = [m for m in cands if m.head == actors[0]]
+                cands = first + [m for m in cands if m.head != actors[0]]
         if low in _PERSONAL_PRONOUNS:
             # (a participant named by an agreeing pronoun — "he", "someone" — is a person)
             fit = [m for m in cands if (m.head in self._animate or m.pron)
@@ -478,6 +487,7 @@ class _ClauseReader:
         self._recent_objects: list[_Mention] = []
         self._clause_subjects: set[str] = set()
         self._animate = self._animate_heads(doc)
+        self._acts: list[tuple[str, set[str]]] = []
         clauses: list[_Clause] = []
         by_tok: dict[int, _Clause] = {}
         recent: list[_Mention] = []
@@ -502,6 +512,8 @@ class _ClauseReader:
                 # farm and stored *it*" — the grain)
                 self._recent_objects.extend(m for m in (*c.sources, *c.into, *c.objects)
                                             if not m.resolved)
+                self._acts.extend((m.head, {o.head for o in c.objects}) for m in c.subjects
+                                  if c.objects)
                 recent[:] = recent[-20:]
                 self._recent_objects[:] = self._recent_objects[-20:]
         self._clause_subjects = set()
