@@ -93,9 +93,12 @@ def test_two_clauses_of_one_subject_joined_by_and_are_read_in_order(
     assert [(a.split()[0], b.split()[0]) for a, c, b in got if c == "and"] == [(first, second)]
 
 
-def test_and_before_a_clause_of_its_own_subject_or_a_stated_link_adds_nothing(
+def test_a_clause_of_its_own_subject_after_and_is_read_in_order_too(
         enc: DeterministicEncoder) -> None:
-    assert not any(c == "and" for _, c, _ in _links(
-        enc, "The porter read the label, and the crate went north."))
+    got = _links(enc, "The porter read the label, and the crate went north.")
+    assert [(a.split()[0], b.split()[0]) for a, c, b in got if c == "and"] == [("read", "go")]
+
+
+def test_and_before_a_stated_link_adds_nothing(enc: DeterministicEncoder) -> None:
     got = _links(enc, "The porter read the label and then sent the crate north.")
     assert [c for _, c, _ in got] == ["then"]

@@ -557,13 +557,13 @@ class _CausalReader:
 
     @staticmethod
     def _conjunct_links(doc: Any, clauses: list[_Clause], links: list[_Link]) -> list[_Link]:
-        """Narrative order within a sentence: of two clauses of one subject joined by "and"
-        ("The porter read the label and sent the crate north"), the first is read as leading to
-        the second (``inferred``, connective "and"), as a sentence is read as leading to the
-        next — unless a link of the text already ends in the second or joins the two, or
-        either is a causal verb. A second clause with a subject of its own ("…, and the crate
-        went north") is left unlinked: reading it as caused let a wrongly resolved pronoun
-        carry a reversed minimal pair's conclusion across (cross_domain.yaml, archive_proxy)."""
+        """Narrative order within a sentence: of two clauses joined by "and" ("The porter read
+        the label and sent the crate north", "…, and the crate went north"), the first is read
+        as leading to the second (``inferred``, connective "and"), as a sentence is read as
+        leading to the next — unless a link of the text already ends in the second or joins
+        the two, or either is a causal verb. (A second clause with a subject of its own was
+        once left unlinked, while a wrongly resolved pronoun let archive_proxy's reversed
+        minimal pair carry a conclusion across; its pronoun now finds the archivists.)"""
         by_tok = {c.tok: c for c in clauses}
         effects = {lk.effect.clause for lk in links if lk.effect.clause is not None}
         joined = {frozenset((lk.cause.clause, lk.effect.clause)) for lk in links}
@@ -578,8 +578,6 @@ class _CausalReader:
                 continue
             if c.idx in effects or frozenset((h.idx, c.idx)) in joined:
                 continue
-            if any(ch.dep_ in ("nsubj", "nsubjpass", "expl") for ch in v.children):
-                continue               # a clause of its own subject: "…, and the crate went"
             out.append(_Link(_Node(clause=h.idx), "causes", _Node(clause=c.idx), 1,
                              "inferred", "and", c.sent))
         return out
