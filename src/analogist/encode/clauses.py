@@ -320,6 +320,14 @@ class _ClauseReader:
             return cands
         return fit + [m for m in cands if m not in fit]
 
+    @staticmethod
+    def _hardly_any(noun: Any) -> bool:
+        """"hardly any bread", "barely any records": a negative adverb on the noun or on its
+        "any" denies the object as "no bread" does."""
+        left = [t for x in noun.lefts for t in x.subtree]    # (however the parser hangs them)
+        return any(t.lower_ == "any" for t in left) and any(
+            t.lower_ in _NEG_ADVERBS for t in left)
+
     def _resolve(self, tok: Any, recent: list[_Mention]) -> _Mention | None:
         low = tok.text.lower()
         want_plural = low in _PRONOUNS_PLURAL
@@ -574,7 +582,8 @@ class _ClauseReader:
         c.negated = self._negated(v)
         c.object_negated = any(
             ch.dep_ == "dobj" and (ch.lower_ in ("none", "nothing") or any(
-                d.dep_ == "det" and d.lower_ == "no" for d in ch.children)) for ch in children)
+                d.dep_ in ("det", "nummod") and d.lower_ == "no" for d in ch.children)
+                or self._hardly_any(ch)) for ch in children)
         c.unable = c.negated and any(ch.dep_ == "aux" and ch.lower_ in ("can", "could", "ca")
                                      for ch in children)
 

@@ -265,6 +265,10 @@ _CHECK_VERBS = {"check", "verify", "validate", "test", "inspect", "confirm", "au
 _POSSESSION_VERBS = {"have", "get", "receive", "obtain"}
 """Verbs of having or getting: denied ("had no paper", "did not get water") they read as
 ``lacks``."""
+_HOLDING_VERBS = {"hold", "contain"}
+"""Verbs of holding: with a denied object ("the forest held no oak", "the tank contained hardly
+any water") the first role goes without the second (``lacks``); "the dam did not hold" is no
+such thing."""
 _PROVISION_VERBS = {"keep", "store", "stock", "carry", "own", "buy", "order", "build",
                     "make", "train", "hire", "install", "fit", "prepare", "save", "reserve",
                     "book", "bring", "fetch", "dig", "write", "plan", "arrange", "organise",

@@ -14,6 +14,7 @@ from analogist.encode.lexicon import (
     _CUE_INDEX,
     _LINKING,
     _OMIT_VERBS,
+    _HOLDING_VERBS,
     _POSSESSION_VERBS,
     _PROVISION_VERBS,
     _RESPONSE_VERBS,
@@ -231,8 +232,10 @@ class _RelationTyper:
                 p = self.vocab.get("misses")
                 if p is not None:
                     return _Typed(p.name, 2, False, 1.0, p.definition)
-            if (lemma in _POSSESSION_VERBS or lemma in _PROVISION_VERBS) and (
-                    c.negated != c.object_negated) and not rest:
+            if ((lemma in _POSSESSION_VERBS or lemma in _PROVISION_VERBS) and (
+                    c.negated != c.object_negated) or (
+                    lemma in _HOLDING_VERBS and c.object_negated and not c.negated)) \
+                    and not rest:
                 # "the desk had no paper", "the vines got no water", "did not receive the
                 # dose", "kept no notes", "never ordered more butter": the first role goes
                 # without the second
