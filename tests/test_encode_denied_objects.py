@@ -30,3 +30,10 @@ def test_a_denied_object_is_lacked(enc: DeterministicEncoder, text: str, holder:
                                   "The pantry had any flour it needed."])
 def test_a_plain_object_is_not_lacked(enc: DeterministicEncoder, text: str) -> None:
     assert not any(a[0] == "lacks" for a in role_atoms(enc, text))
+
+
+@pytest.mark.parametrize("noun", ["lack", "absence"])
+def test_the_lack_of_a_thing_is_its_absence(enc: DeterministicEncoder, noun: str) -> None:
+    sig = enc.encode(f"The {noun} of coal caused the freeze.").signature.to_data()
+    coal = next(t for t, d in sig["roles"].items() if d == "coal")
+    assert any(e["cause"] == f"missing({coal})" for e in sig["causal_chain"]), sig

@@ -165,6 +165,7 @@ _STATE_WORDS.update({
     "hang": "deadlock", "mistaken": "false_claim", "incorrect": "false_claim",
     "futile": "wasted_effort", "wasted": "wasted_effort", "pointless": "wasted_effort",
     "depletion": "exhausted", "shortage": "exhausted", "dry": "exhausted",
+    "lack": "missing", "absence": "missing",
     "unseen": "unobserved", "unnoticed": "unobserved", "unchecked": "unverified",
     "unverified": "unverified", "untested": "unverified", "overloaded": "overload",
     "congestion": "overload", "saturation": "overload", "backlog": "delayed",
