@@ -52,14 +52,11 @@ import numpy as np
 from analogist.memory.records import StoreError, _Prepared
 from analogist.params import bounded, check_bounds, flag
 
-try:  # optional dependency: the 'postgres' extra
-    from psycopg import sql
-    from psycopg.adapt import Dumper
-    from psycopg.pq import Format
-    from psycopg.types import TypeInfo
-except ImportError:  # pragma: no cover - exercised by an install without the extra
-    sql = None  # type: ignore[assignment]
-    Dumper = object  # type: ignore[assignment,misc]
+# psycopg (the 'postgres' extra, optional) is imported by the first PgVector, not here: every
+# store imports this module through retrieval, and an SQLite store never needs the import
+sql: Any = None
+TypeInfo: Any = None
+_VecDumper: Any = None
 
 __all__ = ["CHANNELS", "PgVector", "PgVectorParams", "attach", "channel_scores", "channels_for"]
 
@@ -119,12 +116,24 @@ class _Vec:
         self.a = a
 
 
-class _VecDumper(Dumper):  # type: ignore[misc,valid-type]
-    format = Format.BINARY if sql is not None else None
+def _load_psycopg() -> None:
+    """Import psycopg's names this module uses and make the vector dumper (once)."""
+    global sql, TypeInfo, _VecDumper
+    if _VecDumper is not None:
+        return
+    from psycopg import sql as psycopg_sql  # optional and heavy: see the note at the top
+    from psycopg.adapt import Dumper
+    from psycopg.pq import Format
+    from psycopg.types import TypeInfo as psycopg_type_info
 
-    def dump(self, obj: _Vec) -> bytes:
-        a = np.asarray(obj.a, dtype=">f4")
-        return struct.pack(">HH", a.size, 0) + a.tobytes()
+    class VecDumper(Dumper):  # type: ignore[misc,valid-type]
+        format = Format.BINARY
+
+        def dump(self, obj: _Vec) -> bytes:
+            a = np.asarray(obj.a, dtype=">f4")
+            return struct.pack(">HH", a.size, 0) + a.tobytes()
+
+    sql, TypeInfo, _VecDumper = psycopg_sql, psycopg_type_info, VecDumper
 
 
 def _index_name(namespace: str, channel: str) -> str:
@@ -145,6 +154,7 @@ class PgVector:
     """The pgvector side of one open store (its connection has the vector type registered)."""
 
     def __init__(self, pg: Any) -> None:
+        _load_psycopg()
         self._pg = pg
         # the extension lives in one schema of the database (the one it was created in), maybe
         # not on this store's search path: its type, operator and operator class are qualified
