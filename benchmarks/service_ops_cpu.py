@@ -1,6 +1,7 @@
 """CPU per operation of the service's varied mix, in one process (issue 19): the thread CPU time
 of an add, a find given a fresh signature inline and a find of a stored episode by id, over a
-store grown to ``--preload`` varied episodes, with the answers' digest.
+store grown to ``--preload`` varied episodes, with the answers' digest and the CPU of reading a
+stored row back (``get_many`` over up to 1,000 rows, best of five).
 
 The operations are those of ``benchmarks/service_load.py --targets varied`` (its
 ``varied_signature``), run one after another through the application layer (no HTTP, no
@@ -27,6 +28,12 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+
+
+def _cpu_of(fn: Any) -> float:
+    t = time.thread_time()
+    fn()
+    return time.thread_time() - t
 
 
 def _one(preload: int, ops: int, seed: int) -> dict[str, Any]:
@@ -78,10 +85,15 @@ def _one(preload: int, ops: int, seed: int) -> dict[str, Any]:
             res = a.find(eid, namespace="load", k=5)
             spent["find_by_id"] += time.thread_time() - t
             answers.append(key(res))
+        # reading stored rows back (the candidate stage's read of episodes it has not cached)
+        m = a.memory()
+        rows = [r.id for r in m.list("load", include_superseded=True, limit=1000)]
+        best = min(_cpu_of(lambda: m.get_many(rows, "load")) for _ in range(5))
         a.close()
     return {"analogist": str(Path(analogist.__file__).parent.parent),
             "rows_at_end": len(ids),
             "cpu_ms_per_op": {k: round(v / ops * 1000, 2) for k, v in spent.items()},
+            "stored_row_read_us": round(best / len(rows) * 1e6, 1),
             "answers_sha256": hashlib.sha256(json.dumps(answers, sort_keys=True).encode()
                                              ).hexdigest()[:16]}
 

@@ -190,3 +190,41 @@ def test_a_deferred_log_row_is_the_row_a_find_writes(tmp_path) -> None:
         assert strip(row_later) == strip(row_direct)
         assert _answer(written) == _answer(direct)
     app.close()
+
+
+def test_a_stored_row_reads_as_before_and_a_broken_one_is_one_line(tmp_path) -> None:
+    import sqlite3
+
+    from analogist.signature import loads_signature
+
+    sigs = _sigs()[:8]
+    store = tmp_path / "s.db"
+    app = Analogist(Settings.from_env(store=str(store), embeddings=False, log_finds=False,
+                                      llm=False))
+    app.add_many(sigs, namespace="b")
+    m = app.memory()
+    rows = [m.get(s["episode_id"], "b") for s in sigs]
+    with sqlite3.connect(store) as db:
+        texts = {r.id: db.execute("SELECT json FROM signatures WHERE id = ?", (r.id,)
+                                  ).fetchone()[0] for r in rows}
+    for r in rows:
+        assert r.signature == loads_signature(texts[r.id])
+    broken = {rows[1].id: '{"episode_id": "x", ',                       # malformed
+              rows[2].id: "[" * 100_000 + "]" * 100_000,               # too deep to parse
+              rows[3].id: '{"episode_id": "x"}'}                       # not a signature
+    with sqlite3.connect(store) as db:
+        for sid, text in broken.items():
+            db.execute("UPDATE signatures SET json = ? WHERE id = ?", (text, sid))
+    for sid in broken:
+        with pytest.raises(AnalogistError) as e:
+            m.get(sid, "b")
+        line = str(e.value)
+        assert f"signatures.id={sid}" in line and "\n" not in line, line
+    # a find whose shortlist holds them (8 rows, a shortlist of 20) answers from the others and
+    # names each broken row in its skipped notes, one line each
+    res = app.find(sigs[0], namespace="b", k=5)
+    for sid in broken:
+        notes = [n for n in res.skipped if n.startswith(f"episode {sid}:")]
+        assert len(notes) == 1 and "\n" not in notes[0], res.skipped
+    assert res.results and {h.id for h in res.results}.isdisjoint(broken)
+    app.close()

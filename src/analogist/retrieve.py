@@ -667,7 +667,12 @@ class Retriever:
         misses = [s for s in sids if s not in self._compiled]
         stale = [s for s in sids if s in self._compiled and self._checked.get(s) != gen]
         if misses:
-            for sid, ep in self.memory.get_many(misses, self.namespace).items():
+            got: dict[int, StoredEpisode] = {}
+            # a row that does not read fails the whole read: then FAC reads each one alone and
+            # reports the one that fails (one unreadable episode must not fail the find)
+            with suppress(AnalogistError):
+                got = self.memory.get_many(misses, self.namespace)
+            for sid, ep in got.items():
                 # one that does not compile is reported by FAC, which reads it again
                 with suppress(AnalogistError):
                     self._remember(sid, ep, gen)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from analogist.errors import AnalogistError
+from analogist.errors import AnalogistError, ParseError
 from analogist.index.features import EpisodeFeatures
 from analogist.memory.records import (
     DuplicateEpisodeError,
@@ -41,7 +41,7 @@ from analogist.signature import (
     _Plain,
     _plain_of,
     _signature_of,
-    loads_signature,
+    validate_signature,
 )
 
 # -- collector pauses ----------------------------------------------------------------------
@@ -349,7 +349,7 @@ class Episodes:
     @staticmethod
     def _row(r: Sequence[Any]) -> StoredEpisode:
         return StoredEpisode(id=int(r[0]), namespace=r[1], episode_id=r[2], kind=r[3],
-                             signature=loads_signature(r[4], source=f"signatures.id={r[0]}"),
+                             signature=_stored_signature(r[4], f"signatures.id={r[0]}"),
                              source_hash=r[5], created_at=r[6], superseded_by=r[7],
                              verified=bool(r[8]))
 
@@ -456,6 +456,22 @@ class Episodes:
             groups.setdefault(fp, []).append(int(sid))
         ordered = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
         return {fp: ids for fp, ids in ordered if len(ids) >= min_size}
+
+
+def _stored_signature(text: str, source: str) -> Signature:
+    """The signature of a stored row. Its JSON was size-checked, depth-checked and validated
+    when it was written, so it is parsed without the byte count and the bracket-depth scan an
+    input file gets (:func:`~analogist.signature.loads_signature`) and validated again; a row
+    that is malformed, or nested too deep for the parser, is still refused in one line."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ParseError(f"malformed JSON: {e.msg} (column {e.colno})", source=source,
+                         line=e.lineno) from None
+    except (RecursionError, TypeError):
+        raise ParseError("not a readable signature (nested too deep, or not text)",
+                         source=source) from None
+    return validate_signature(data, source=source, text=text)
 
 
 def _decode_vectors(channel: str, rows: Sequence[Any]) -> tuple[list[int], np.ndarray]:
