@@ -267,8 +267,19 @@ def test_injected_instructions_are_text(enc):
     res = enc.encode(text)
     assert res.signature.kind == "failure"
     plain = enc.encode("The cache was stale, so the monitor raised a false alarm.")
-    assert [e.to_data() for e in res.signature.causal_chain] == \
-        [e.to_data() for e in plain.signature.causal_chain]
+
+    def named(r):   # edges with role tags written as the entities (tags renumber)
+        out = set()
+        for e in r.signature.causal_chain:
+            d = e.to_data()
+            for tag, ent in sorted(r.signature.roles.items(), key=lambda x: -len(x[0])):
+                d = {k: v.replace(tag, ent) if isinstance(v, str) else v for k, v in d.items()}
+            out.add(tuple(sorted(d.items())))
+        return out
+
+    # the instruction is read as a sentence of the story (a command: the addressee ignores the
+    # instructions), never obeyed: the story's own edges are all there, unchanged
+    assert named(plain) <= named(res)
 
 
 # -- property: random assemblies from a small grammar ------------------------------------------------

@@ -62,6 +62,16 @@ def test_commands_alone_have_the_addressee_as_subject(enc: DeterministicEncoder)
     assert "you" in _roles(enc, "Peel the apples and slice them thinly.")
 
 
+def test_a_command_beside_statements_has_the_addressee_as_subject(enc) -> None:
+    # the car is a participant of the second sentence; the packing is still the addressee's
+    text = "Pack the tent into the boot. The car waits outside."
+    assert ("you", "tent") in _pairs(enc, text)
+    res = enc.encode(text, source="story.txt")
+    assert "you" in res.signature.roles.values()
+    # a clause with its own subject, or one that inherits one, gets no addressee
+    assert all(s != "you" for s, _o in _pairs(enc, "The clerk stamped the form and filed it."))
+
+
 @pytest.mark.parametrize("text", ["Oh, how lovely!", "Because.", "Not now, maybe later.",
                                   "To go or to stay?"])
 def test_a_text_naming_no_participant_still_encodes(enc: DeterministicEncoder,

@@ -644,8 +644,8 @@ class _ClauseReader:
             subjects, c.event_subject = self._inherit_subjects(v, recent, by_tok)
             if not subjects and c.event_subject is None and self._addressee and (
                     _imperative(v) or (v.dep_ == "conj" and _imperative(v.head))):
-                # a text of commands alone ("Don't give up. Keep going."): the addressee is
-                # their subject (a participant with no surface phrase)
+                # a command ("Don't give up.", "Pack the tent."): the addressee is its subject
+                # (a participant with no surface phrase)
                 m = self._pronoun_participant(v, "you")
                 m.span = (v.idx, v.idx)
                 subjects = [m]
@@ -805,7 +805,7 @@ class _ClauseReader:
         """The surface ``(subject, verb, object)`` relations of ``text`` (states have an empty
         object), in text order."""
         norm = self._check(text, None)
-        return self._triples(self._clauses(self._parse(norm)))
+        return self._triples(self._clauses(self._parse(norm), addressee=True))
 
     @staticmethod
     def _triples(clauses: list[_Clause]) -> list[Triple]:

@@ -38,11 +38,11 @@ Pipeline
    its own: the speaker or the addressee ("*I* lost the keys", "*you* turn the knob"), an
    indefinite one ("*something*", "*someone*"), a subject "he" / "she" / "they" the story never
    names ("*He* was so scared, *he* …"); such a participant is stood for later only by an
-   agreeing pronoun ("it" is never "I"); in a text of commands alone ("Don't give up. Keep going.") the
-   addressee is their subject. A text naming no participant in any clause takes its nouns as
-   roles, else its first verb (else adjective, else another word; no relation). A clause
-   with an adjectival complement ("the cache became stale") or an intransitive verb ("the job
-   crashed") is a **state** triple with an empty object. Entity
+   agreeing pronoun ("it" is never "I"); a command's subject is the addressee ("Don't give
+   up. Keep going."; "Pack the tent. The car is outside."). A text naming no participant in
+   any clause takes its nouns as roles, else its first verb (else adjective, else another
+   word; no relation). A clause with an adjectival complement ("the cache became stale") or
+   an intransitive verb ("the job crashed") is a **state** triple with an empty object. Entity
    phrases are the head noun with its compound/adjectival/numeric modifiers (determiners and
    possessives dropped), lower-cased; verbs are lemmas; negation is flagged. A generic head
    ("the process of transpiration", "the burning of fuels") gives way to its ``of`` object, and
@@ -337,11 +337,10 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
         the tank)."""
         doc = self._parse(norm)
         sents = list(doc.sents)
-        all_clauses = self._clauses(doc)
-        if not any(c.subjects or c.objects for c in all_clauses):
-            # no participant in any clause: perhaps commands alone ("Don't give up. Keep
-            # going."), whose subject is the addressee
-            all_clauses = self._clauses(doc, addressee=True)
+        # a command's subject is the addressee, in a text of commands alone ("Don't give up.
+        # Keep going.") as in a story that mixes them with statements ("Pack the tent. The
+        # car is outside.")
+        all_clauses = self._clauses(doc, addressee=True)
         triples = self._triples(all_clauses)
         fix_at = self._fix_sentences(sents)
         clauses = [c for c in all_clauses if c.sent not in fix_at]
