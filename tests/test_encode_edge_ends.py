@@ -1,5 +1,6 @@
 """The ends of causal edges are typed onto the vocabulary's domain-neutral predicates, so two
-stories told in different domains share their edges; the surface verb stays as provenance."""
+stories told in different domains share their edges; the clause's relation atom has the same
+neutral reading, and the surface verb stays as provenance only (the link record, the triples)."""
 
 from __future__ import annotations
 
@@ -29,10 +30,28 @@ def test_two_domains_share_the_typed_edge(enc):
 def test_the_surface_verb_is_kept_as_provenance(enc):
     res = enc.encode("The storm shifted the sandbar, so the trawler grounded.")
     assert _edges(res) == {("changes", "causes", "harmed")}
+    # the surface verbs are kept where the edge was read (the link record and the triples) ...
     assert res.links[0]["surface"] == ["shift", "ground"]
-    # the clause's own relation atom keeps the surface verb
-    assert [a.predicate for a in res.signature.relations] == ["shift"]
-    assert "shift" in res.proposed_terms
+    assert [(t.subject, t.verb, t.object) for t in res.triples][0] == ("storm", "shift",
+                                                                       "sandbar")
+    # ... not as the relation: the clause's own atom has the edge end's neutral reading
+    assert [a.predicate for a in res.signature.relations] == ["changes"]
+    assert "shift" not in res.proposed_terms
+
+
+def test_an_edge_end_relation_matches_its_other_domain_telling(enc):
+    # one mechanism in two domains, told with other verbs: the relation atoms coincide too
+    a = enc.encode("The storm shifted the sandbar, so the trawler grounded.")
+    b = enc.encode("The flood moved the footbridge, so the hikers were stranded.")
+    assert {r.predicate for r in a.signature.relations} == \
+        {r.predicate for r in b.signature.relations} == {"changes"}
+
+
+def test_an_edge_end_left_unread_keeps_its_proposed_term(enc):
+    # a verb neither the vocabulary nor the general tables read stays a proposed term
+    res = enc.encode("The clerk juggled the ledgers, so the audit failed.")
+    names = [a.predicate for a in res.signature.relations]
+    assert names and all(n in res.proposed_terms for n in names)
 
 
 def test_a_reversed_edge_stays_reversed(enc):

@@ -130,8 +130,9 @@ Pipeline
    fallback is lexical overlap with the definition and synonyms (``lexical_threshold``). Before
    the embedder, a verb of the general tables (:data:`~analogist.encode.relations._GENERAL_RELATIONS`,
    :data:`~analogist.encode.states._GENERAL_STATES`) is read by its table: "sold" →
-   ``supplies``, "sagged" → ``degraded``; a clause that ends a kept causal link keeps the
-   surface verb in its own relation atom, and its edge atom is read by the tables. A negated
+   ``supplies``, "sagged" → ``degraded``; a clause that ends a causal link is read by the
+   tables after the embedder, and that reading is both its edge atom and its relation atom (the
+   surface verb is kept as provenance: the link record's ``surface``, the triples). A negated
    seeing verb ("never heard the alarm") is ``misses``, a negated response ("did not react to")
    ``ignores``; "ran / fed X from Y" adds ``depends_on(X, Y)``; "exported X into Y" is
    ``derives_from(Y, X)`` and ``produces``. The words around the verb count too: a state verb
@@ -296,7 +297,8 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
 
         The stages, in order: :meth:`_read` (clauses, causal links, state holders),
         :meth:`_cast` (roles), :meth:`_fix_operator`, :meth:`_type_clauses` (relation typing),
-        :meth:`_relation_atoms`, :meth:`_type_edge_ends` (edge ends onto neutral predicates),
+        :meth:`_type_edge_ends` (edge ends onto neutral predicates), :meth:`_relation_atoms`
+        (over those readings too),
         :meth:`_chain` (causal edges over atoms), :meth:`_state_atoms`
         (vocabulary states outside edges), :meth:`_levels`, :func:`_kind`, :meth:`_confidence`,
         and :meth:`_assemble` (the validated signature)."""
@@ -309,7 +311,7 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
         typed, arity_of = self._type_clauses(rd, cast.tags)
         proposed: dict[str, str] = {}
         end_typed = {**typed, **self._type_edge_ends(rd.links, rd.cl, typed)}
-        relations = self._relation_atoms(rd, typed, cast.tags, proposed)
+        relations = self._relation_atoms(rd, end_typed, cast.tags, proposed)
         chain, link_recs, state_arity = self._chain(rd, end_typed, cast.tags, arity_of,
                                                     proposed, notes)
         relations.extend(self._state_atoms(rd, typed, cast.tags, state_arity))

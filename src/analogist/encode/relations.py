@@ -114,7 +114,8 @@ vocabulary's domain-neutral relations when neither a name, a synonym nor the cue
 clause — before the embedder, whose cosine on a single verb is close to noise: "the storm
 shifted the sandbar" → ``changes``, "the bakery sold the loaves" → ``supplies``. A verb's
 meaning, not its domain: every entry is an ordinary verb. A clause that ends a kept causal link
-keeps its surface verb in its own relation atom; its edge atom is read here."""
+is read here after the embedder (:meth:`_RelationTyper._type_edge_ends`); that reading is both its
+edge atom and its own relation atom, the surface verb kept as provenance only."""
 _PLACE_PREPS = {"on", "in", "at", "between", "across", "into", "onto", "against", "inside",
                 "within", "beside", "near", "along", "under", "over", "behind", "around",
                 "during", "for", "from", "off", "through", "past", "outside", "below", "above",
@@ -178,8 +179,8 @@ class _RelationTyper:
         """The typing of one clause (cached per pattern). ``table_first``: the general tables
         (:data:`_GENERAL_RELATIONS`, :data:`_GENERAL_STATES`) are consulted before the embedder
         — for every clause that is no end of a causal edge, so that its relation or state atom
-        is written in the vocabulary's domain-neutral predicates (an edge end's own relation
-        atom keeps the surface verb; its edge atom is retyped by :meth:`_type_edge_ends`)."""
+        is written in the vocabulary's domain-neutral predicates (an edge end left as a proposed
+        term is retyped by :meth:`_type_edge_ends`, for its edge and its relation atom alike)."""
         key = f"{arity}|{c.verb}|{c.negated}|{pattern}|{table_first}"
         if key in cache:
             return cache[key]
@@ -263,8 +264,7 @@ class _RelationTyper:
                     return _Typed(p.name, arity, False, 1.0, p.definition)
             # a verb of the general tables is read by its table, not by the embedder's cosine
             # (close to noise on a single verb): at once for a clause that ends no causal
-            # link; an edge end's own relation atom keeps the surface verb, and its edge atom
-            # is retyped by :meth:`_type_edge_ends`
+            # link; an edge end left proposed here is retyped by :meth:`_type_edge_ends`
             name = self._general_name(c, arity)
             p = self.vocab.get(name) if name is not None else None
             if p is not None and p.accepts_arity(arity):
@@ -410,9 +410,9 @@ class _RelationTyper:
     def _type_edge_ends(self, links: list[_Link], cl: dict[int, _Clause],
                         typed: dict[int, _Typed]) -> dict[int, _Typed]:
         """Domain-neutral typings for the clause ends of causal links that were left as proposed
-        (surface-verb) terms (:meth:`_retype_general`). Only the edge's atom is retyped; the
-        clause's relation atom keeps the surface verb, which the link record also keeps
-        (``surface``)."""
+        (surface-verb) terms (:meth:`_retype_general`). The encoder writes this reading for the
+        edge's atom and for the clause's own relation atom; the surface verb stays as
+        provenance in the link record (``surface``) and the triples."""
         ends = {nd.clause for lk in links for nd in (lk.cause, lk.effect)
                 if nd.clause is not None}
         return self._retype_general(sorted(ends), cl, typed)
