@@ -6,7 +6,10 @@ letterless input is refused, with the file named."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -148,3 +151,26 @@ def test_a_batch_of_pronoun_stories_stores(no_llm: None, tmp_path: Path) -> None
     assert r.exit_code == 0, r.output
     with sqlite3.connect(store) as con:
         assert con.execute("select count(*) from signatures").fetchone()[0] == len(texts)
+
+
+# -- L1 is the same in every process -------------------------------------------------------------
+_L1_SCRIPT = """
+import warnings
+warnings.simplefilter("ignore")
+from analogist.encode.deterministic import DeterministicEncoder
+text = ("The moss, growing on the rocks, soaks up the rain and uses it to feed the ferns "
+        "and the beetles.")
+print(DeterministicEncoder(embedder=None).encode(text).signature.levels.L1)
+"""
+
+
+def test_l1_tags_a_pronoun_read_twice_alike_in_every_process() -> None:
+    # "uses *it* to feed": the pronoun is read by its own verb (the rain) and again as the
+    # infinitive's subject; L1 takes its own verb's reading whatever the process's hash seed
+    outs = set()
+    for seed in range(8):
+        env = {**os.environ, "PYTHONHASHSEED": str(seed)}
+        r = subprocess.run([sys.executable, "-c", _L1_SCRIPT], env=env, capture_output=True,
+                           text=True, check=True)
+        outs.add(r.stdout.strip())
+    assert len(outs) == 1

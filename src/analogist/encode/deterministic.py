@@ -693,8 +693,13 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
             spans.setdefault(si, []).extend(sp)
         out_sents: list[str] = []
         for i, s in enumerate(sents):
+            # one tag per span: the first clause to read it (its own verb's; a pronoun read
+            # again as an infinitive's subject may resolve otherwise), whatever the set order
+            first: dict[tuple[int, int], str] = {}
+            for a, b, tg in spans.get(i, []):
+                first.setdefault((a, b), tg)
             out, pos = [], s.start_char
-            for a, b, tg in sorted(set(spans.get(i, [])), key=lambda x: (x[0], -x[1])):
+            for (a, b), tg in sorted(first.items(), key=lambda x: (x[0][0], -x[0][1])):
                 if a < pos:
                     continue
                 out.append(norm[pos:a])
