@@ -114,15 +114,50 @@ def test_the_surface_index_picks_what_every_intersection_picks() -> None:
         idx.append(rows[cut:])                        # appended in two goes, as after writes
         words = set(rng.sample(vocab, rng.randint(1, 8)))
         excluded = set(rng.sample(range(len(rows)), min(len(rows), rng.randint(0, 4))))
-        best = None
-        for i, st in enumerate(rows):
-            if not st or i in excluded:
-                continue
-            sim = len(words & st) / len(words | st)
-            if best is None or sim > best[0]:
-                best = (sim, i)
-        want = None if best is None or best[0] <= 0 else best
-        assert idx.most_similar(words, excluded) == want
+        among = set(rng.sample(range(len(rows)), rng.randint(0, len(rows))))
+        for pool in (None, among):
+            best = None
+            for i, st in enumerate(rows):
+                if not st or i in excluded or (pool is not None and i not in pool):
+                    continue
+                sim = len(words & st) / len(words | st)
+                if best is None or sim > best[0]:
+                    best = (sim, i)
+            want = None if best is None or best[0] <= 0 else best
+            assert idx.most_similar(words, excluded, among=pool) == want
+
+
+def test_the_probe_of_a_larger_namespace_ranks_its_pool_as_a_read_of_its_surfaces(
+        tmp_path, monkeypatch) -> None:
+    """Above exhaustive_probe_limit the probe ranks the stage-1 pool only: from the surfaces
+    kept in memory (up to SURFACE_INDEX_ROWS rows) the same episode, similarity and verdict as
+    from the pool's surfaces read from the store, across appends."""
+    import analogist.retrieve as retrieve_mod
+    from analogist.retrieve import RetrieveParams
+
+    sigs = _sigs()
+    rng = random.Random(3)
+    app = Analogist(Settings.from_env(store=str(tmp_path / "s.db"), embeddings=False,
+                                      log_finds=False, llm=False))
+    app.add_many(sigs[:30], namespace="pp")
+    params = RetrieveParams(exhaustive_probe_limit=10, probe_pool=12)
+    kept = Retriever(app.memory(), "pp", params=params, embedder=None, log=False)
+    targets = [dict(s, episode_id=f"q{i}", surface=dict(
+        s["surface"], entities=rng.sample([e for t in sigs for e in t["surface"]["entities"]],
+                                          4))) for i, s in enumerate(sigs[30:45])]
+    seen_decoys = 0
+    for batch in (sigs[:0], sigs[30:40], sigs[40:]):
+        app.add_many(batch, namespace="pp")
+        for t in targets:
+            got = kept.find(t, k=3)
+            monkeypatch.setattr(retrieve_mod, "SURFACE_INDEX_ROWS", 0)   # read from the store
+            want = Retriever(app.memory(), "pp", params=params, embedder=None,
+                             log=False).find(t, k=3)
+            monkeypatch.undo()
+            assert _answer(got) == _answer(want)
+            seen_decoys += got.decoy is not None
+    assert seen_decoys, "some probe found a surface-similar episode"
+    app.close()
 
 
 def test_find_by_episode_over_http(tmp_path) -> None:

@@ -96,6 +96,10 @@ SAVE_AFTER_ROWS = 1024
 """Rows a retriever's index grows by, at least, before it is saved again: a small namespace
 that gains one row per write would otherwise be written out every few finds (by every thread's
 retriever), where a new process appends those rows from the store in a few milliseconds."""
+SURFACE_INDEX_ROWS = 20_000
+"""Up to this many rows a retriever keeps the namespace's surface words in memory (an inverted
+index) for the decoy probe, beyond ``exhaustive_probe_limit`` too, where it ranks only the
+probe's pool; larger namespaces read the pool's surfaces from the store per find."""
 TARGET_CACHE = 1024
 """Stored episodes a retriever keeps as find targets (their features, abstract texts and surface
 words; least recently used ones are dropped)."""
@@ -1053,10 +1057,14 @@ class Retriever:
         tt = target.surface()
         if not tt:
             return None
-        if len(ids) <= p.exhaustive_probe_limit:
-            # small namespace: every surface, in an inverted index of the index's rows kept
-            # until an episode is changed or deleted; after appends only the appended rows are
-            # read (a write must not cost the next find a read of every surface)
+        exhaustive = len(ids) <= p.exhaustive_probe_limit
+        if not exhaustive and pool is None:  # rank the pool here (the caller has no top-k)
+            pool = self.stage1(target, p.probe_pool, positive=False).rows
+        if exhaustive or len(ids) <= SURFACE_INDEX_ROWS:
+            # every surface, in an inverted index of the index's rows kept until an episode is
+            # changed or deleted; after appends only the appended rows are read (a write must
+            # not cost the next find a read of every surface); a larger namespace's pool is
+            # the best rows by stage 1, ranked among themselves
             idx, seen, surf = self._index, self._surfaces_of, self._surfaces
             if surf is None or seen is None or seen[0] is not idx or seen[1] > len(ids) \
                     or len(surf) != seen[1]:
@@ -1071,11 +1079,10 @@ class Retriever:
             pos = np.searchsorted(ids, np.fromiter(accepted, dtype=np.int64,
                                                    count=len(accepted)))
             got = surf.most_similar(tt, excluded=(int(j) for j in pos
-                                                  if j < len(ids) and int(ids[j]) in accepted))
+                                                  if j < len(ids) and int(ids[j]) in accepted),
+                                    among=None if exhaustive else (int(j) for j in pool))
             best = None if got is None else (got[0], int(ids[got[1]]))
         else:
-            if pool is None:  # rank the pool here (the caller has no top-k of that size)
-                pool = self.stage1(target, p.probe_pool, positive=False).rows
             pool_ids = [int(ids[j]) for j in pool]
             words = self.memory.surface_words([s for s in pool_ids if s not in accepted],
                                               self.namespace)

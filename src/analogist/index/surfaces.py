@@ -39,12 +39,13 @@ class SurfaceIndex:
                 else:
                     got.append(row)
 
-    def most_similar(self, words: Set[str], excluded: Iterable[int] = ()
-                     ) -> tuple[float, int] | None:
+    def most_similar(self, words: Set[str], excluded: Iterable[int] = (),
+                     among: Iterable[int] | None = None) -> tuple[float, int] | None:
         """``(similarity, row)`` of the row whose words are most like ``words`` by Jaccard
         similarity (``|A ∩ B| / |A ∪ B|``), the lowest row among equals, leaving out the rows
-        ``excluded``; None when no row shares a word with ``words``. The similarity is the same
-        float as ``len(a & b) / len(a | b)``: both sizes are exact whole numbers, divided once."""
+        ``excluded`` (and, when ``among`` is given, every row not in it); None when no such row
+        shares a word with ``words``. The similarity is the same float as
+        ``len(a & b) / len(a | b)``: both sizes are exact whole numbers, divided once."""
         n = len(self._sizes)
         lists = [self._postings[w] for w in words if w in self._postings]
         if not n or not lists:
@@ -52,6 +53,11 @@ class SurfaceIndex:
         hits = np.concatenate([np.frombuffer(a, dtype=np.int64) for a in lists])
         del lists  # the buffer views go with it, so that rows can be appended again
         inter = np.bincount(hits, minlength=n)
+        if among is not None:
+            keep = np.zeros(n, dtype=bool)
+            rows_in = np.fromiter((r for r in among if 0 <= r < n), dtype=np.int64)
+            keep[rows_in] = True
+            inter[~keep] = 0
         out = [int(r) for r in excluded if 0 <= r < n]
         if out:
             inter[out] = 0
