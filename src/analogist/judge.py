@@ -668,15 +668,29 @@ def _reversed_between_namesakes(m: _Mapped, target_next: dict[Expr, list[Expr]],
         if ci is None or fi is None or ci == fi:
             continue
         c, f = S.expr_of_atom[e.cause], S.expr_of_atom[e.effect]
-        back = _path(target_next, fi, ci)
-        if back and not _path(target_next, ci, fi) and not _path(source_next, f, c):
-            t = " -> ".join(T.atom_of_expr[x].text() if x in T.atom_of_expr else to_sexpr(x)
-                            for x in back)
-            out.append(_Contradicted(
-                e, t, "reversed",
-                f"{e.cause.text()} {e.edge} {e.effect.text()} is reversed in the target "
-                f"({t}, between the same participants)"))
+        row = _reversed_chain(e, (c, f), (ci, fi), T, target_next, source_next,
+                              ", between the same participants")
+        if row is not None:
+            out.append(row)
     return out
+
+
+def _reversed_chain(e: CausalEdge, ends: tuple[Expr, Expr], images: tuple[Expr, Expr],
+                    T: _Side, target_next: dict[Expr, list[Expr]],
+                    source_next: dict[Expr, list[Expr]], where: str = "") -> _Contradicted | None:
+    """The row for source edge ``e`` (its cause and effect ``ends``) when a target chain runs
+    from the effect's image to the cause's (``images``: cause, effect), no target chain runs
+    back and the source closes no loop through the two ends; else None. ``where`` is added to
+    the row's wording after the target chain."""
+    (c, f), (ci, fi) = ends, images
+    back = _path(target_next, fi, ci)
+    if not back or _path(target_next, ci, fi) or _path(source_next, f, c):
+        return None
+    t = " -> ".join(T.atom_of_expr[x].text() if x in T.atom_of_expr else to_sexpr(x)
+                    for x in back)
+    return _Contradicted(e, t, "reversed",
+                         f"{e.cause.text()} {e.edge} {e.effect.text()} is reversed in the target "
+                         f"({t}{where})")
 
 
 def _contradictions(m: _Mapped) -> list[_Contradicted]:
@@ -719,14 +733,9 @@ def _contradictions(m: _Mapped) -> list[_Contradicted]:
                 f"{e.cause.text()} {e.edge} {e.effect.text()} is reversed in the target "
                 f"({te.cause.text()} {te.edge} {te.effect.text()})"))
         if (fi, ci) not in target_edge_by_atoms:
-            back = _path(target_next, fi, ci)
-            if back and not _path(target_next, ci, fi) and not _path(source_next, f, c):
-                t = " -> ".join(T.atom_of_expr[x].text() if x in T.atom_of_expr else to_sexpr(x)
-                                for x in back)
-                out.append(_Contradicted(
-                    e, t, "reversed",
-                    f"{e.cause.text()} {e.edge} {e.effect.text()} is reversed in the target "
-                    f"({t})"))
+            row = _reversed_chain(e, (c, f), (ci, fi), T, target_next, source_next)
+            if row is not None:
+                out.append(row)
         for te in target_edge_by_atoms.get((ci, fi), []):
             if te.edge != e.edge or te.sign != e.sign:
                 out.append(_Contradicted(

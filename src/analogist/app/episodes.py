@@ -98,27 +98,13 @@ class Episodes(Components):
         """The stored episode with this episode id or row id (a string of digits is tried as an
         episode id, then as a row id), else an error naming ``field``."""
         ns = self.namespace(namespace)
-        _check_ref(value, ns, field)
-        m = self.memory()
-        row = m.get(value, ns)
-        if row is None and isinstance(value, str) and value.isdigit() and len(value) < 19:
-            row = m.get(int(value), ns)
-        if row is None:
-            raise AnalogistError(f"no episode {value!r} in namespace {ns!r}"[:300], field=field)
-        return row
+        return _by_ref(self.memory, "get", value, ns, field)
 
     def episode_row(self, value: int | str, *, namespace: str | None = None,
                     field: str = "episode") -> int:
         """The row id of :meth:`episode`'s episode (found the same way), without reading it."""
         ns = self.namespace(namespace)
-        _check_ref(value, ns, field)
-        m = self.memory()
-        sid = m.row_id(value, ns)
-        if sid is None and isinstance(value, str) and value.isdigit() and len(value) < 19:
-            sid = m.row_id(int(value), ns)
-        if sid is None:
-            raise AnalogistError(f"no episode {value!r} in namespace {ns!r}"[:300], field=field)
-        return sid
+        return _by_ref(self.memory, "row_id", value, ns, field)
 
     def record_outcome(self, log_id: int | None = None, *, helped: bool | None = None,
                        negative: bool = False, used: str | None = None,
@@ -150,6 +136,22 @@ class Episodes(Components):
         return self.memory().add_many(signatures, namespace=self.namespace(namespace),
                                       batch_size=batch_size, progress=progress,
                                       embed=self.level_embedder(), validated=validated)
+
+
+def _by_ref(memory: Callable[[], Any], method: str, value: int | str, ns: str,
+            field: str) -> Any:
+    """What the memory's ``method`` (``get`` or ``row_id``) answers for an episode reference:
+    an episode id, or else a string of digits as a row id; an error naming ``field`` when
+    neither is in namespace ``ns``. A malformed reference is refused before the store is
+    opened."""
+    _check_ref(value, ns, field)
+    lookup = getattr(memory(), method)
+    found = lookup(value, ns)
+    if found is None and isinstance(value, str) and value.isdigit() and len(value) < 19:
+        found = lookup(int(value), ns)
+    if found is None:
+        raise AnalogistError(f"no episode {value!r} in namespace {ns!r}"[:300], field=field)
+    return found
 
 
 def _check_ref(value: Any, ns: str, field: str) -> None:
