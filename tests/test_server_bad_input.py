@@ -206,3 +206,26 @@ def test_bad_input_sweep(srv: dict[str, Any]) -> None:
     assert not any(s >= 500 for s in statuses) and n > 1000
     print(f"bad-input sweep: {n} requests over {len(ROUTES)} routes, statuses "
           f"{dict(sorted(statuses.items()))}, 0 5xx, store rows unchanged")
+
+
+def test_stored_episode_refs_are_refused_by_name(srv: dict[str, Any]) -> None:
+    """A find or map naming a stored episode: both a signature and an episode, or neither, is a
+    422 naming the field; an episode that is not there a 404 naming ``<field>.episode``; and
+    the store is unchanged."""
+    c, key = srv["c"], srv["key"]
+    before = row_counts(srv["store"])
+    sig = load_casebook()[0].signature.to_data()
+    cases = [
+        ("/find", {"target": sig, "episode": 1}, 422, "target"),
+        ("/find", {"episode": "no-such-episode"}, 404, "target.episode"),
+        ("/map", {"base": {"signature": sig, "episode": 1}, "target": {"episode": 1}}, 422,
+         "base"),
+        ("/map", {"base": {"episode": 1}, "target": {}}, 422, "target"),
+        ("/map", {"base": {"episode": 1}, "target": {"episode": "nope"}}, 404, "target.episode"),
+    ]
+    for path, body, status, field in cases:
+        r = c.post(f"/v1/ns/{NS}{path}", json=body, headers={"X-API-Key": key})
+        assert r.status_code == status, (path, body, r.text)
+        err = r.json()["error"]
+        assert err["field"] == field and "\n" not in err["message"], (path, body, err)
+    assert row_counts(srv["store"]) == before

@@ -545,32 +545,32 @@ def _rate(svc: _Service, key: ApiKey) -> None:
 
 
 def _sig_of(svc: _Service, ref: Ref, ns: str, field: str) -> Any:
-    if (ref.signature is None) == (ref.episode is None):
-        raise ApiError(422, "invalid_request", "give exactly one of 'signature' and "
-                       "'episode'", field)
-    if ref.signature is not None:
+    if ref.signature is not None and ref.episode is None:
         try:
             return svc.app.signature(ref.signature)
         except AnalogistError as e:
             raise _field_error(e, f"{field}.signature") from None
-    ep = svc.app.memory().get(_key_of(ref.episode), ns)   # type: ignore[arg-type]
-    if ep is None:
-        raise ApiError(404, "not_found", f"no episode {ref.episode!r} in namespace {ns!r}",
-                       f"{field}.episode")
-    return ep.signature
+    return _stored(svc, ref, ns, field, "get").signature
 
 
 def _row_of(svc: _Service, ref: Ref, ns: str, field: str) -> int:
     """The row id of the stored episode ``ref.episode`` names, found as :func:`_sig_of` finds
     it (a 404 naming the field when there is none), without reading the episode."""
-    if ref.signature is not None:
+    return _stored(svc, ref, ns, field, "row_id")  # type: ignore[no-any-return]
+
+
+def _stored(svc: _Service, ref: Ref, ns: str, field: str, method: str) -> Any:
+    """What the memory's ``method`` (``get`` or ``row_id``) answers for the stored episode
+    ``ref.episode`` names: a 422 unless exactly one of signature and episode is given, a 404
+    naming the field when there is no such episode."""
+    if (ref.signature is None) == (ref.episode is None):
         raise ApiError(422, "invalid_request", "give exactly one of 'signature' and "
                        "'episode'", field)
-    sid = svc.app.memory().row_id(_key_of(ref.episode), ns)   # type: ignore[arg-type]
-    if sid is None:
+    got = getattr(svc.app.memory(), method)(_key_of(ref.episode), ns)  # type: ignore[arg-type]
+    if got is None:
         raise ApiError(404, "not_found", f"no episode {ref.episode!r} in namespace {ns!r}",
                        f"{field}.episode")
-    return sid
+    return got
 
 
 P = "/v1/ns/{namespace}"
