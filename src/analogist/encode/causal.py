@@ -38,7 +38,6 @@ from analogist.encode.params import EncoderParams
 from analogist.index.embed import Embedder
 from analogist.vocabulary import Vocabulary
 
-
 _SCALAR_VERBS = {
     "raise": "increased", "increase": "increased", "boost": "increased", "lift": "increased",
     "double": "increased", "treble": "increased", "triple": "increased",

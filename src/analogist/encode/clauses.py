@@ -170,7 +170,6 @@ class _ClauseReader:
     vocab: Vocabulary
     embedder: Embedder | None
     nlp: Any
-    _addressee = False          # commands with no subject have the addressee as subject
 
     def _parse(self, norm: str) -> Any:
         """The parse of ``norm``, with fronted subordinate clauses re-read and mis-tagged
@@ -487,10 +486,9 @@ class _ClauseReader:
             words.append(cur.text.lower())
         return None
 
-    def _clauses(self, doc: Any, *, addressee: bool = False) -> list[_Clause]:
-        """The clauses of ``doc`` in text order; with ``addressee``, a command with no subject
-        has the addressee ("you") as its subject."""
-        self._addressee = addressee
+    def _clauses(self, doc: Any) -> list[_Clause]:
+        """The clauses of ``doc`` in text order; a command with no subject has the addressee
+        ("you") as its subject."""
         self._pronoun_referents: dict[tuple[int, str], _Mention] = {}
         self._recent_objects: list[_Mention] = []
         self._clause_subjects: set[str] = set()
@@ -642,7 +640,7 @@ class _ClauseReader:
             subjects = [self._mention(gsubj)]
         if not subjects and c.event_subject is None and not subj_toks and not pass_toks:
             subjects, c.event_subject = self._inherit_subjects(v, recent, by_tok)
-            if not subjects and c.event_subject is None and self._addressee and (
+            if not subjects and c.event_subject is None and (
                     _imperative(v) or (v.dep_ == "conj" and _imperative(v.head))):
                 # a command ("Don't give up.", "Pack the tent."): the addressee is its subject
                 # (a participant with no surface phrase)
@@ -805,7 +803,7 @@ class _ClauseReader:
         """The surface ``(subject, verb, object)`` relations of ``text`` (states have an empty
         object), in text order."""
         norm = self._check(text, None)
-        return self._triples(self._clauses(self._parse(norm), addressee=True))
+        return self._triples(self._clauses(self._parse(norm)))
 
     @staticmethod
     def _triples(clauses: list[_Clause]) -> list[Triple]:

@@ -339,10 +339,9 @@ class DeterministicEncoder(_ClauseReader, _StateReader, _CausalReader, _Relation
         the tank)."""
         doc = self._parse(norm)
         sents = list(doc.sents)
-        # a command's subject is the addressee, in a text of commands alone ("Don't give up.
-        # Keep going.") as in a story that mixes them with statements ("Pack the tent. The
-        # car is outside.")
-        all_clauses = self._clauses(doc, addressee=True)
+        # (a command's subject is the addressee, in a text of commands alone as in a story
+        # that mixes them with statements: "Pack the tent. The car is outside.")
+        all_clauses = self._clauses(doc)
         triples = self._triples(all_clauses)
         fix_at = self._fix_sentences(sents)
         clauses = [c for c in all_clauses if c.sent not in fix_at]
