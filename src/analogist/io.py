@@ -52,14 +52,19 @@ def read_text(path: str | Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
     return text
 
 
-def parse_structured(text: str, *, source: str | None = None, fmt: str | None = None) -> Any:
-    """Parse JSON or YAML text (``fmt`` 'json'/'yaml'; guessed from ``source`` when None)."""
+def parse_structured(text: str, *, source: str | None = None, fmt: str | None = None,
+                     prechecked: bool = False) -> Any:
+    """Parse JSON or YAML text (``fmt`` 'json'/'yaml'; guessed from ``source`` when None).
+    ``prechecked`` (JSON only): the text was depth-checked when it was written (a stored row),
+    so neither the bracket scan before parsing nor the depth walk after it is made; malformed
+    text, or text too deep for the parser, is still refused in one line."""
     if fmt is None:
         suffix = Path(source).suffix.lower() if source else ""
         fmt = "yaml" if suffix in (".yaml", ".yml") else "json"
     too_deep = f"nested deeper than {MAX_DEPTH} levels of arrays/objects"
     if fmt == "json":
-        json_depth_check(text, source=source)
+        if not prechecked:
+            json_depth_check(text, source=source)
         try:
             data = json.loads(text)
         except json.JSONDecodeError as e:
@@ -67,7 +72,11 @@ def parse_structured(text: str, *, source: str | None = None, fmt: str | None = 
                              line=e.lineno) from None
         except RecursionError:
             raise ParseError(too_deep, source=source) from None
-        check_depth(data, source=source)
+        except TypeError:
+            raise ParseError(f"expected JSON text, got {type(text).__name__}",
+                             source=source) from None
+        if not prechecked:
+            check_depth(data, source=source)
         return data
     _yaml_flow_depth_check(text, source)
     try:

@@ -18,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from analogist.errors import AnalogistError, ParseError
+from analogist.errors import AnalogistError
 from analogist.index.features import EpisodeFeatures
+from analogist.io import parse_structured
 from analogist.memory.records import (
     DuplicateEpisodeError,
     NotFoundError,
@@ -460,18 +461,11 @@ class Episodes:
 
 def _stored_signature(text: str, source: str) -> Signature:
     """The signature of a stored row. Its JSON was size-checked, depth-checked and validated
-    when it was written, so it is parsed without the byte count and the bracket-depth scan an
-    input file gets (:func:`~analogist.signature.loads_signature`) and validated again; a row
-    that is malformed, or nested too deep for the parser, is still refused in one line."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ParseError(f"malformed JSON: {e.msg} (column {e.colno})", source=source,
-                         line=e.lineno) from None
-    except (RecursionError, TypeError):
-        raise ParseError("not a readable signature (nested too deep, or not text)",
-                         source=source) from None
-    return validate_signature(data, source=source, text=text)
+    when it was written, so it is parsed without the byte count and the depth scans an input
+    file gets (:func:`~analogist.signature.loads_signature`) and validated again; a malformed
+    row is still refused in one line."""
+    return validate_signature(parse_structured(text, source=source, fmt="json", prechecked=True),
+                              source=source, text=text)
 
 
 def _decode_vectors(channel: str, rows: Sequence[Any]) -> tuple[list[int], np.ndarray]:
