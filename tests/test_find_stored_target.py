@@ -7,6 +7,7 @@ episode id answers as the signature inline, a missing one in one line."""
 from __future__ import annotations
 
 import random
+import sqlite3
 
 import numpy as np
 import pytest
@@ -262,4 +263,30 @@ def test_a_stored_row_reads_as_before_and_a_broken_one_is_one_line(tmp_path) -> 
         notes = [n for n in res.skipped if n.startswith(f"episode {sid}:")]
         assert len(notes) == 1 and "\n" not in notes[0], res.skipped
     assert res.results and {h.id for h in res.results}.isdisjoint(broken)
+    app.close()
+
+
+def test_a_bad_stored_target_is_refused_in_one_line_and_logs_nothing(tmp_path) -> None:
+    """``Retriever.find`` given a row id that is no episode of the namespace (never stored,
+    another namespace's, out of range) refuses it in one line naming the row id, and writes no
+    analogy-log row."""
+    store = tmp_path / "s.db"
+    app = Analogist(Settings.from_env(store=str(store), embeddings=False, llm=False))
+    sigs = _sigs()[:4]
+    app.add_many(sigs[:3], namespace="a")
+    other = app.add_many(sigs[3:], namespace="b")[0]
+
+    def logged() -> int:
+        with sqlite3.connect(store) as db:
+            return db.execute("SELECT COUNT(*) FROM analogy_log").fetchone()[0]
+
+    before = logged()
+    r = app.retriever("a")
+    for bad in (10 ** 6, other, -1, 2 ** 70):
+        with pytest.raises(AnalogistError) as e:
+            r.find(bad)
+        line = str(e.value)
+        assert "\n" not in line and str(bad) in line and (
+            "vanished from namespace 'a'" in line or "expected an integer" in line), line
+    assert logged() == before
     app.close()
