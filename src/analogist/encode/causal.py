@@ -246,7 +246,7 @@ class _CausalReader:
                     gs = self._gerund_subject(v) if not st else (
                         st[0] if self._nominal_gerund(st[0]) else None)
                     if gs is not None:
-                        cause = self._gerund_node(gs)
+                        cause = self._gerund_node(gs, ctx.consumed)
                     else:
                         cause = self._entity_state(st[0], ctx.recent, ctx.consumed) if st else None
                 if cause is not None and cause.mention is not None and cause.mention.resolved:
@@ -261,7 +261,7 @@ class _CausalReader:
             ngers = [ch for ch in v.children if ch.dep_ in ("xcomp", "ccomp", "dobj")
                      and ch.i > v.i and self._nominal_gerund(ch)]
             if ngers and not comp:
-                effect = self._gerund_node(ngers[0])   # "hid the longer baking"
+                effect = self._gerund_node(ngers[0], ctx.consumed)  # "hid the longer baking"
             elif comp and not gcomp:
                 effect = node(ctx.by_tok[comp[0].i])
             elif pcomp and not gcomp:
@@ -522,9 +522,13 @@ class _CausalReader:
                                            c.sent))
 
 
-    def _gerund_node(self, g: Any) -> _Node:
+    def _gerund_node(self, g: Any, consumed: set[int]) -> _Node:
         """An end that is a nominal gerund ("the longer baking"): the event over the gerund's own
-        entity, its state from the gerund's words."""
+        entity, its state from the gerund's words; a gerund the parser made the head of its
+        holder ("the ferry working as designed") is the holder's state."""
+        held = self._entity_state(g, [], consumed)
+        if held is not None:
+            return held     # "the ferry working as designed": a state of the compound noun
         lem = (g.lemma_ or g.text).lower()
         return _Node(mention=self._mention(g),
                      state=self._state_of_words([(lem, g.lower_)], g.lower_) or "occurs",

@@ -9,11 +9,13 @@ from typing import Any
 from analogist.encode.base import Triple
 from analogist.encode.fronted import _repair_parse
 from analogist.encode.lexicon import (
+    _ABSENCE_WORDS,
     _AGREES_WITH,
     _ARTICLES,
     _BELIEF_VERBS,
     _CAUSAL_PREPS,
     _CAUSAL_VERBS,
+    _CONTENT_NOUNS,
     _COPY_VERBS,
     _DIRECTIONAL,
     _EVENT_PRONOUNS,
@@ -35,6 +37,7 @@ from analogist.encode.lexicon import (
     _PRONOUNS_SINGULAR,
     _QUANTIFIERS,
     _RELATIVE,
+    _REPORT_VERBS,
     _SKIP_PREPS,
     _SPEAKER_FORMS,
     _TIME_WORDS,
@@ -432,6 +435,11 @@ class _ClauseReader:
     def _is_head(cls, tok: Any) -> bool:
         if cls._nominal_gerund(tok):
             return False
+        if tok.pos_ == "VERB" and tok.dep_ == "pcomp" and tok.head.lower_ == "as" and \
+                tok.tag_ in ("VBG", "VBN") and not list(tok.children):
+            return False        # "reports the pump as missing": a bare participle complement
+        if _as_absent(tok):
+            return False        # "marks the parcel as(mark) lost(advcl)": the same, misparsed
         if tok.pos_ == "VERB":
             return tok.dep_ not in ("amod", "compound", "aux", "auxpass", "nmod")
         if tok.pos_ == "ADJ" and tok.dep_ == "advcl":
@@ -729,8 +737,15 @@ class _ClauseReader:
                                                                              "VERB", "PROPN")),
                          None)
                 if w is not None:
-                    c.complement = f"{ch.lower_} {(w.lemma_ or w.text).lower()}"
+                    # a participle keeps its surface form ("as missing", "as lost"): its lemma
+                    # ("miss", "lose") is another word
+                    word = w.lower_ if w.tag_ in ("VBG", "VBN") else (w.lemma_ or w.text).lower()
+                    c.complement = f"{ch.lower_} {word}"
                     break
+        if not c.complement:
+            absent = next((ch for ch in children if _as_absent(ch)), None)
+            if absent is not None:
+                c.complement = f"as {absent.lower_}"
         c.subjects, c.objects = subjects, objects
         if objects and not prep_label:
             for ch in children:
@@ -739,6 +754,13 @@ class _ClauseReader:
                     if po is not None and po[1].pos_ in ("NOUN", "PROPN", "PRON"):
                         c.sources = self._mentions(po[1], recent)
                     break
+            if c.sources and len(objects) == 1 and objects[0].head in _CONTENT_NOUNS and \
+                    lemma not in _COPY_VERBS:
+                # "takes its figures from the ledger": what it takes is the ledger's content,
+                # so the ledger is the object ("take from")
+                c.objects, c.sources = c.sources, []
+                c.verb, c.verb_text = f"{c.verb} from", f"{c.verb_text} from"
+                objects = c.objects
             for ch in children:
                 # "exported the salary table into a spreadsheet": the spreadsheet is the copy
                 if ch.dep_ == "prep" and ch.i > v.i and ch.lower_ in ("into", "onto", "to") \
@@ -822,3 +844,12 @@ class _ClauseReader:
                     seen.add(key)
                     out.append(Triple(s, vb, o, c.sent, c.negated))
         return out
+
+
+def _as_absent(tok: Any) -> bool:
+    """A bare absence word the parser made an "as"-marked clause of a reporting verb ("marks the
+    parcel *as lost*"): the verb's complement, no clause of its own."""
+    kids = list(tok.children)
+    return (tok.dep_ == "advcl" and tok.lower_ in _ABSENCE_WORDS
+            and tok.head.lemma_.lower() in _REPORT_VERBS and len(kids) == 1
+            and kids[0].dep_ == "mark" and kids[0].lower_ == "as")

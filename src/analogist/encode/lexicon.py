@@ -207,7 +207,8 @@ _RELATION_CUES: dict[str, tuple[str, ...]] = {
                       "disagree with", "drift out of", "go out of"),
     "reads_from": ("read from", "work off", "work from", "fetch from", "pull from",
                    "take from", "draw from", "read off", "load off", "consult", "query",
-                   "look up"),
+                   "look up", "book against", "price off", "price from", "build to",
+                   "work to", "go by"),
     "writes_to": ("write to", "write into", "write in", "save to", "save into", "store in",
                   "push to", "put into", "dump into", "log to", "publish to", "update", "stamp"),
     "feeds_back_to": ("feed back into", "feed back to", "feed back", "loop back onto",
@@ -220,13 +221,13 @@ _RELATION_CUES: dict[str, tuple[str, ...]] = {
     "has_priority_over": ("have priority over", "take priority over", "rank above",
                           "have precedence over", "get priority over",
                           "rank ahead of", "outrank", "take precedence over"),
-    "competes_for": ("compete for", "contend for", "vie for", "fight for"),
+    "competes_for": ("compete for", "contend for", "vie for", "fight for", "forage for"),
     "depends_on": ("depend on", "run on", "need", "require", "hinge on", "call"),
     "observes": ("watch", "monitor", "observe", "track", "keep eye on", "keep track of"),
     "ignores": ("ignore", "disregard", "overlook"),
     "retries": ("retry", "resend", "re-send", "re-try", "reissue", "re-issue", "resubmit"),
     "consumes": ("consume", "use up", "draw down", "eat up", "burn through", "deplete",
-                 "feed on"),
+                 "feed on", "tie up", "occupy", "graze down"),
     "schedules": ("schedule", "dispatch"),
     "limits": ("limit", "cap", "throttle", "restrict", "ration"),
     "triggers": ("trigger", "set off", "initiate", "kick off", "spark"),
@@ -310,6 +311,29 @@ _HOLD_READINGS = {"keeps", "holds_lock", "uses", "contains"}
 """Readings of holding or using that, over (nearly) the whole of a thing, use it up (taking
 stays ``acquires``: "took most of the nectar")."""
 _NOBODY = {"nobody", "noone", "none"}
+_CONTENT_NOUNS = {"data", "datum", "figure", "number", "information", "input", "reading",
+                  "value", "price", "fact", "detail", "order", "instruction", "count", "quote",
+                  "rate", "total"}
+"""Nouns (entity heads, singular) for what a source holds: "takes *its figures* from the ledger",
+"fetches *its data* from the cache" — the source, not the content, is the verb's object."""
+_ABSENCE_WORDS = {"missing", "absent", "lost", "gone", "vanished", "dead", "down", "offline"}
+"""Words of absence after "as" on a reporting verb ("reports the pump *as missing*")."""
+_REPORT_VERBS = {"report", "flag", "mark", "list", "record", "log", "declare", "register",
+                 "show", "count", "give"}
+"""Verbs that, with an "as <absence word>" complement, report the object absent: the subject
+``reports_absence`` of the object."""
+_FUNCTION_VERBS = {"work", "run", "operate", "function", "perform", "behave"}
+"""Verbs of functioning: with an "as designed" clause or a "normally" adverb the holder is in the
+vocabulary's ``correct`` state ("the pump working as designed", "the router running normally")."""
+_AS_PLANNED = {"design", "intend", "plan", "expect", "specify", "build", "engineer"}
+"""Verbs of an "as …" clause on a functioning verb that say it does what it is meant to do."""
+_PROPERLY = {"normally", "properly", "correctly", "smoothly", "nominally", "fine", "flawlessly"}
+"""Adverbs on a functioning verb that say it does what it is meant to do."""
+_FUNCTION_NOUNS = {"operation", "functioning", "working", "running", "performance", "function"}
+"""Nouns of functioning: with a :data:`_NORMAL_ADJ` modifier ("normal operation of the pump") the
+holder is ``correct``."""
+_NORMAL_ADJ = {"normal", "proper", "correct", "regular", "smooth", "nominal", "healthy",
+               "intended", "flawless"}
 _TRUE_WORDS = {"current", "true", "accurate", "correct", "right", "valid", "authoritative",
                "reliable", "fresh", "exact", "complete", "final", "official", "genuine",
                "up-to-date", "gospel", "fact", "truth"}

@@ -9,6 +9,7 @@ import numpy as np
 
 from analogist.encode.clauses import _Clause, _Link, _Typed
 from analogist.encode.lexicon import (
+    _ABSENCE_WORDS,
     _APPEAR_VERBS,
     _CHECK_VERBS,
     _CUE_INDEX,
@@ -18,6 +19,7 @@ from analogist.encode.lexicon import (
     _OMIT_VERBS,
     _POSSESSION_VERBS,
     _PROVISION_VERBS,
+    _REPORT_VERBS,
     _RESPONSE_VERBS,
     _SEE_VERBS,
     _STATE_PHRASES,
@@ -399,6 +401,10 @@ class _RelationTyper:
         if c.sources or c.into:
             # "computed the wages from the sheet", "exported the table into a sheet"
             keys.append(f"{c.lemma} from")
+        word = c.complement.split(" ")
+        if len(word) == 2 and word[0] == "as" and word[1] in _ABSENCE_WORDS and \
+                c.lemma in _REPORT_VERBS:
+            keys.insert(0, "report as missing")     # "flags the platoon as absent"
         for k in keys:
             name = _CUE_INDEX.get(k)
             if name is not None:

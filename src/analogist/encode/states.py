@@ -8,12 +8,17 @@ import numpy as np
 
 from analogist.encode.clauses import _Mention, _Node
 from analogist.encode.lexicon import (
+    _AS_PLANNED,
     _CHECK_VERBS,
     _EVENT_NOUN,
+    _FUNCTION_NOUNS,
+    _FUNCTION_VERBS,
     _HOLDER_PREPS,
     _LINKING,
     _MAINTAIN_VERBS,
     _NOBODY,
+    _NORMAL_ADJ,
+    _PROPERLY,
     _PROVISION_VERBS,
     _SEE_VERBS,
     _STATE_PHRASES,
@@ -91,6 +96,16 @@ class _StateReader:
         is not an entity (its token is added to ``consumed``). The attribute comes from the
         words of the phrase (:meth:`_state_of_words`), else ``occurs``."""
         consumed = consumed if consumed is not None else set()
+        if tok.tag_ == "VBG" and tok.dep_ in ("dobj", "nsubj", "nsubjpass", "pobj"):
+            # "holds up the ferry working as designed", "hides the cluster getting worse": the
+            # parser made the participle the head and its holder a compound of it
+            held = [c for c in tok.children if c.dep_ in ("compound", "nmod") and c.i < tok.i
+                    and c.pos_ in ("NOUN", "PROPN")]
+            if held:
+                words, phrase = self._participle_words(tok)
+                consumed.add(tok.i)
+                st = self._functioning_state(tok) or self._state_of_words(words, phrase)
+                return _Node(mention=self._mention(held[-1]), state=st or "occurs", event=True)
         if tok.pos_ not in ("NOUN", "PROPN", "PRON", "NUM", "X"):
             return None
         # "nobody checking the ledger" → the ledger is unverified / unobserved
@@ -120,7 +135,7 @@ class _StateReader:
                     c.dep_ == "agent" for c in v.children):
                 words, phrase = self._participle_words(v)
                 consumed.add(v.i)
-                st = self._state_of_words(words, phrase)
+                st = self._functioning_state(v) or self._state_of_words(words, phrase)
                 return _Node(mention=m, state=st or "occurs", event=True)
         own = [(tok.lemma_.lower(), tok.lower_)]
         mods = [(c.lemma_.lower(), c.lower_) for c in tok.children
@@ -132,6 +147,10 @@ class _StateReader:
         too_much = any(c.lower_ in ("much", "many") and any(g.lower_ == "too" for g in c.children)
                        for c in tok.children if c.dep_ == "amod")
         state = "overload" if too_much and self.vocab.get("overload") is not None else None
+        if state is None and tok.lemma_.lower() in _FUNCTION_NOUNS and any(
+                c.dep_ == "amod" and c.lower_ in _NORMAL_ADJ for c in tok.children) and \
+                self.vocab.get("correct") is not None:
+            state = "correct"       # "normal operation of the pump"
         if state is None:
             state = self._state_of_words(own, tok.lower_, embed=False)
         if state is None and mods:
@@ -195,6 +214,26 @@ class _StateReader:
                   and c.pos_ in ("NOUN", "PROPN")]
         if owners and self.vocab.get(_snake(f"{owners[-1].lower_} {tok.lower_}")) is None:
             return self._mention(owners[-1])
+        return None
+
+    def _functioning_state(self, v: Any) -> str | None:
+        """``correct`` for a functioning participle that does what it is meant to: "working as
+        designed", "running as intended", "operating normally"; else ``None`` (plain "working"
+        is only activity)."""
+        if v.lemma_.lower() not in _FUNCTION_VERBS or self.vocab.get("correct") is None:
+            return None
+        after = v.doc[v.i + 1] if v.i + 1 < len(v.doc) else None
+        if after is not None and after.pos_ == "ADV" and after.lower_ in _PROPERLY:
+            return "correct"       # "running normally" (the adverb may hang on the main verb)
+        for c in v.children:
+            if c.dep_ == "advmod" and c.lower_ in _PROPERLY:
+                return "correct"
+            if c.dep_ in ("advcl", "prep", "xcomp") and c.lemma_.lower() in _AS_PLANNED | {"as"}:
+                words = [c] + [g for g in c.children if g.dep_ in ("pcomp", "pobj")]
+                marked = c.lower_ == "as" or any(g.dep_ == "mark" and g.lower_ == "as"
+                                                for g in c.children)
+                if marked and any(w.lemma_.lower() in _AS_PLANNED for w in words):
+                    return "correct"
         return None
 
     @staticmethod
