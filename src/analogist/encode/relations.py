@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from analogist.encode.clauses import _Clause, _Link, _Typed
+from analogist.encode.everyday import EVERYDAY_RELATIONS
 from analogist.encode.lexicon import (
     _ABSENCE_WORDS,
     _APPEAR_VERBS,
@@ -125,7 +126,18 @@ _PLACE_PREPS = {"on", "in", "at", "between", "across", "into", "onto", "against"
 """Prepositions of place and time: "grounded *on* the sandbar" names where it happened."""
 _LATE_WORDS = {"late", "behind", "overdue", "belatedly"}
 """Adverbs of lateness: "the invoices went out three days *late*" → delayed."""
-_GENERAL_INDEX = {verb: name for name, verbs in _GENERAL_RELATIONS.items() for verb in verbs}
+_PATH_PREPS = {"to", "into", "onto", "through", "throughout", "across", "via", "toward",
+               "towards", "from", "along", "past", "between", "within", "inside", "upon"}
+"""Prepositions of path and destination: "carried the pollen *to* the hive" is still carrying
+(a particle such as "out" or "off" makes another verb: "put out", "carry out")."""
+_PLAIN_INDEX = {verb: name for name, verbs in _GENERAL_RELATIONS.items() for verb in verbs}
+_GENERAL_INDEX = {verb: name for table in (EVERYDAY_RELATIONS, _GENERAL_RELATIONS)
+                  for name, verbs in table.items() for verb in verbs}
+"""Every table verb → its predicate: :data:`_GENERAL_RELATIONS` (``_PLAIN_INDEX``) and the
+everyday verbs of :data:`~analogist.encode.everyday.EVERYDAY_RELATIONS` (no verb is in both). An
+everyday verb is read by its lemma alone only when the clause has no particle or preposition of
+its own but one of :data:`_PATH_PREPS`: "sang the finale" → ``produces``, "transported the
+coal *to* the plant" → ``transports``, but "sang *without* the piano" names no product."""
 
 
 class _RelationTyper:
@@ -448,8 +460,12 @@ class _RelationTyper:
             # "pays its farmers *by* the litre": the complement's preposition can decide
             word = c.complement.split(" ")[0] if c.complement else ""
             keys = (f"{c.verb} {word}", f"{c.lemma} {word}") if word else ()
-            return next((_GENERAL_INDEX[k] for k in (*keys, c.verb, c.lemma)
-                         if k in _GENERAL_INDEX), None)
+            name = next((_GENERAL_INDEX[k] for k in (*keys, c.verb) if k in _GENERAL_INDEX),
+                        None)
+            if name is None and (c.lemma in _PLAIN_INDEX or all(
+                    w in _PATH_PREPS for w in c.verb.split(" ")[1:])):
+                name = _GENERAL_INDEX.get(c.lemma)
+            return name
         return next((_GENERAL_STATES[w] for w in (c.state, c.verb, c.lemma,
                                                   c.verb_text.split(" ")[0].lower())
                      if w and w in _GENERAL_STATES), None)

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from analogist.encode.clauses import _Mention, _Node
+from analogist.encode.everyday import EVERYDAY_STATES
 from analogist.encode.lexicon import (
     _AS_PLANNED,
     _CHECK_VERBS,
@@ -31,6 +32,7 @@ from analogist.index.embed import Embedder
 from analogist.vocabulary import Vocabulary
 
 _GENERAL_STATES: dict[str, str] = {
+    **EVERYDAY_STATES,          # the everyday words first: no word is in both
     **dict.fromkeys(("shift", "shifted", "move", "moved", "change", "changed", "alter",
                      "altered", "relocate", "relocated", "revise", "revised", "resurvey",
                      "resurveyed", "redraw", "redrawn"), "changed"),
