@@ -129,8 +129,9 @@ Pipeline
    complement: "treats as truth"); with ``embedder=None`` the
    fallback is lexical overlap with the definition and synonyms (``lexical_threshold``). Before
    the embedder, a verb of the general tables (:data:`~analogist.encode.relations._GENERAL_RELATIONS`,
-   :data:`~analogist.encode.states._GENERAL_STATES`) is read by its table: "sold" →
-   ``supplies``, "sagged" → ``degraded``; a clause that ends a causal link is read by the
+   :data:`~analogist.encode.states._GENERAL_STATES`, with the everyday verbs and state words of
+   :mod:`analogist.encode.everyday`) is read by its table: "sold" → ``supplies``, "sagged" →
+   ``degraded``, "carried the pollen" → ``transports``, "was determined" → ``ready``; a clause that ends a causal link is read by the
    tables after the embedder, and that reading is both its edge atom and its relation atom (the
    surface verb is kept as provenance: the link record's ``surface``, the triples). A negated
    seeing verb ("never heard the alarm") is ``misses``, a negated response ("did not react to")
