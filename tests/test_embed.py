@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import json
+import re
 import socket
 import threading
 from collections.abc import Iterator
@@ -16,16 +17,20 @@ from typing import Any
 import numpy as np
 import pytest
 
+from analogist.casebook import load_casebook
 from analogist.errors import AnalogistError
 from analogist.index import embed as E
 from analogist.index.embed import (
+    ABSTRACT_LEVELS,
     Embedder,
     EmbedderError,
     OpenAIEmbedder,
+    abstract_levels,
     abstract_texts,
     default_embedder,
     make_embedder,
 )
+from analogist.index.embed.abstract import _replacement_table
 from analogist.index.embed.base import l2_normalize
 from analogist.signature import Signature, load_signature
 
@@ -208,6 +213,64 @@ def test_abstract_texts_head_nouns_plurals_and_generic_heads() -> None:
     # a bare generic head ("service") is left alone, the full phrase is replaced
     assert out == ("The IDP failed; every CHAT and one FUNDS went down, and no other service "
                    "was spared.")
+
+
+def _abstract_texts_every_phrase(sig: Signature) -> dict[str, str]:
+    """abstract_texts as it reads, with every phrase of the replacement table in the pattern
+    (the reference the left-out phrases are checked against)."""
+    present = {lv: t for lv in ABSTRACT_LEVELS
+               if (t := getattr(sig.levels, lv, None)) is not None and t.strip()}
+    table = _replacement_table(sig, None)
+    if not present or not table:
+        return {lv: t.strip() for lv, t in present.items()}
+    alts = "|".join(re.escape(p) for p in sorted(table, key=lambda s: (-len(s), s)))
+    pattern = re.compile(rf"(?<![\w\-])({alts})(?:'s|es|s)?(?![\w\-])", re.IGNORECASE)
+    return {lv: pattern.sub(lambda m: table.get(m.group(1).lower(), m.group(0)), t).strip()
+            for lv, t in present.items()}
+
+
+def _cased(text: str, how: int) -> str:
+    return [str.upper, str.title, lambda t: t.replace("k", "\u212a").replace("s", "\u017f"),
+            lambda t: t + " caf\u00e9 \u0130stanbul", str.lower][how % 5](text)
+
+
+def test_abstract_texts_leave_out_only_phrases_that_cannot_match() -> None:
+    """Only the table's phrases that occur in the texts go into the pattern; the texts are the
+    ones the pattern of every phrase writes — in any letter case, and with Unicode letters that
+    fold to ASCII ones (KELVIN SIGN, LONG S) in the text or in an entity name."""
+    sigs = [e.signature for e in load_casebook()]
+    seen = 0
+    for i, sig in enumerate(sigs):
+        data = sig.to_data()
+        for how in range(5):
+            d = json.loads(json.dumps(data))
+            for lv in ABSTRACT_LEVELS:
+                if (d.get("levels") or {}).get(lv):
+                    d["levels"][lv] = _cased(d["levels"][lv], how + i)
+            if d.get("surface", {}).get("entities") and how == 2:
+                d["surface"]["entities"] = [_cased(e, i + j) for j, e in
+                                            enumerate(d["surface"]["entities"])]
+            variant = Signature.model_validate(d)
+            assert abstract_texts(variant) == _abstract_texts_every_phrase(variant), \
+                (sig.episode_id, how)
+            seen += 1
+    assert seen == 5 * len(sigs)
+    # an ASCII name matches the KELVIN SIGN's word (and is replaced); a name with a LONG S
+    # matches the ASCII word too, whose lower case is not the name's: it stays as it was
+    sig = _ledger({"L1": "The station and the \u212aettle failed"})
+    sig = sig.model_copy(update={"surface": sig.surface.model_copy(
+        update={"entities": ["\u017ftation", "kettle"]})})
+    assert abstract_texts(sig)["L1"] == "The station and the E2 failed"
+    assert abstract_texts(sig) == _abstract_texts_every_phrase(sig)
+
+
+def test_abstract_levels_are_the_levels_abstract_texts_writes() -> None:
+    for levels in ({}, {"L0": "concrete"}, {"L1": "a", "L2": "  ", "L3": "c"},
+                   {"L2": "the ledger"}, {"L3": "\t\n"}, {"L1": "x", "L2": "y", "L3": "z"}):
+        sig = _ledger(levels)
+        assert abstract_levels(sig) == tuple(abstract_texts(sig)), levels
+        assert abstract_levels(sig, ("L3", "L1")) == tuple(abstract_texts(sig, levels=("L3",
+                                                                                    "L1")))
 
 
 # -- OpenAI-compatible endpoint over a real local HTTP server ---------------------------------

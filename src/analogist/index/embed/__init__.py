@@ -49,7 +49,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from analogist.index.embed.abstract import ABSTRACT_LEVELS, abstract_texts
+from analogist.index.embed.abstract import ABSTRACT_LEVELS, abstract_levels, abstract_texts
 from analogist.index.embed.base import Embedder, EmbedderError, l2_normalize
 from analogist.index.embed.bert import MINILM_PACKAGE, MiniLMEmbedder
 from analogist.index.embed.remote import OpenAIEmbedder, SentenceTransformersEmbedder
@@ -68,6 +68,7 @@ __all__ = [
     "OpenAIEmbedder",
     "SentenceTransformersEmbedder",
     "USEEmbedder",
+    "abstract_levels",
     "abstract_texts",
     "default_embedder",
     "l2_normalize",

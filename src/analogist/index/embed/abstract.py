@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 
 from analogist.signature import Signature
 
-__all__ = ["ABSTRACT_LEVELS", "abstract_texts"]
+__all__ = ["ABSTRACT_LEVELS", "abstract_levels", "abstract_texts"]
 
 ABSTRACT_LEVELS: tuple[str, ...] = ("L1", "L2", "L3")
 """The levels embedded by the abstract-text channel (L0 is concrete, hence surface)."""
@@ -152,6 +152,27 @@ def _replacement_table(sig: Signature, entity_roles: Mapping[str, str] | None
     return table
 
 
+def abstract_levels(sig: Signature, levels: Sequence[str] = ABSTRACT_LEVELS
+                    ) -> tuple[str, ...]:
+    """The levels among ``levels`` that :func:`abstract_texts` gives a text for (those the
+    signature has, not blank), in the order of ``levels``, without writing the texts."""
+    return tuple(lv for lv in levels
+                 if (text := getattr(sig.levels, lv, None)) is not None and text.strip())
+
+
+def _occurring(table: Mapping[str, str], texts: Sequence[str]) -> list[str]:
+    """The phrases of ``table`` (lower-cased) that may occur in ``texts``: an ASCII phrase
+    whose lower-cased form is in no ASCII text's lower-cased form cannot match there
+    case-insensitively, so it is left out of the pattern (which then matches exactly as the
+    pattern of every phrase would: a left-out alternative never matches). When a text is not
+    ASCII, every phrase is kept (Unicode case folding relates some non-ASCII letters to ASCII
+    ones)."""
+    if not all(t.isascii() for t in texts):
+        return list(table)
+    low = [t.lower() for t in texts]
+    return [p for p in table if not p.isascii() or any(p in t for t in low)]
+
+
 def abstract_texts(sig: Signature, *, levels: Sequence[str] = ABSTRACT_LEVELS,
                    entity_roles: Mapping[str, str] | None = None) -> dict[str, str]:
     """The episode's abstract level texts with surface words replaced by role tags.
@@ -170,14 +191,16 @@ def abstract_texts(sig: Signature, *, levels: Sequence[str] = ABSTRACT_LEVELS,
 
     Longer phrases are replaced first. Pure and deterministic.
     """
-    present = {lv: text for lv in levels
-               if (text := getattr(sig.levels, lv, None)) is not None and text.strip()}
+    present = {lv: getattr(sig.levels, lv) for lv in abstract_levels(sig, levels)}
     if not present:
         return {}
     table = _replacement_table(sig, entity_roles)
-    if not table:
+    # only the phrases that occur go into the pattern: compiling one alternative per phrase of
+    # the table cost more than the substitutions themselves
+    phrases = _occurring(table, list(present.values()))
+    if not phrases:
         return {lv: text.strip() for lv, text in present.items()}
-    alts = "|".join(re.escape(p) for p in sorted(table, key=lambda s: (-len(s), s)))
+    alts = "|".join(re.escape(p) for p in sorted(phrases, key=lambda s: (-len(s), s)))
     pattern = re.compile(rf"(?<![\w\-])({alts})(?:'s|es|s)?(?![\w\-])", re.IGNORECASE)
 
     def tag(m: re.Match[str]) -> str:
