@@ -80,6 +80,37 @@ def test_a_stored_target_answers_as_its_signature_inline(tmp_path) -> None:
     app.close()
 
 
+def test_a_stored_target_writes_no_level_texts(tmp_path, monkeypatch) -> None:
+    """A find of a stored episode whose vectors the index holds neither embeds nor writes its
+    abstract level texts (the levels it has are read off the signature); a signature given
+    inline has its texts written once."""
+    import analogist.index.embed as embed_pkg
+
+    sigs = _sigs()[:20]
+    app = Analogist(Settings.from_env(store=str(tmp_path / "s.db"), embeddings=True,
+                                      log_finds=False, llm=False))
+    app.add_many(sigs, namespace="w")
+    m = app.memory()
+    r = Retriever(m, "w", embedder=default_embedder(), log=False)
+    written: list[str] = []
+
+    def counting(sig, **kw):
+        written.append(sig.episode_id)
+        return abstract_texts(sig, **kw)
+
+    monkeypatch.setattr(embed_pkg, "abstract_texts", counting)
+    for s in sigs[::5]:
+        ep = m.get(s["episode_id"], "w")
+        assert ep is not None
+        res = r.find(ep.id, k=5)
+        assert "embedding" in res.channels_used
+    assert written == []
+    inline = dict(sigs[1], episode_id="inline-copy")
+    assert "embedding" in r.find(inline, k=5).channels_used
+    assert written == ["inline-copy"]
+    app.close()
+
+
 def test_stored_level_vectors_are_the_embeddings_of_the_level_texts(tmp_path) -> None:
     """What makes the stored-target shortcut exact: the vector stored with an episode is, bit
     for bit, the one embedding its abstract level texts gives at query time."""

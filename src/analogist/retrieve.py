@@ -344,13 +344,14 @@ class _Target:
     until an episode is changed or deleted, and reads the target's level vectors from the
     index instead of embedding its texts again)."""
 
-    __slots__ = ("sig", "row", "desc", "total", "_feats", "_texts", "_surface", "_identity",
-                 "_data")
+    __slots__ = ("sig", "row", "desc", "total", "_feats", "_levels", "_texts", "_surface",
+                 "_identity", "_data")
 
     def __init__(self, sig: Signature, desc: Description, total: float,
                  row: int | None = None) -> None:
         self.sig, self.desc, self.total, self.row = sig, desc, total, row
         self._feats: EpisodeFeatures | None = None
+        self._levels: tuple[str, ...] | None = None
         self._texts: dict[str, str] | None = None
         self._surface: set[str] | None = None
         self._identity: dict[str, Any] | None = None
@@ -360,6 +361,18 @@ class _Target:
         if self._feats is None:
             self._feats = extract_features(self.sig)
         return self._feats
+
+    def levels(self) -> tuple[str, ...]:
+        """The levels :meth:`texts` has, without writing the texts (a stored target's vectors
+        come from the index: its texts are written only when they must be embedded)."""
+        if self._levels is None:
+            if self._texts is not None:
+                self._levels = tuple(self._texts)
+            else:
+                from analogist.index.embed import abstract_levels  # the embedder package: httpx
+
+                self._levels = abstract_levels(self.sig)
+        return self._levels
 
     def texts(self) -> dict[str, str]:
         if self._texts is None:
@@ -714,23 +727,22 @@ class Retriever:
         return self._remember(sid, ep, self._state[0] if self._state is not None else 0)
 
     # -- stage 1 -----------------------------------------------------------------------------
-    def _embedding_levels(self, target: _Target, skipped: list[str]
-                          ) -> tuple[list[str], dict[str, str]]:
-        """The levels the embedding channel scores ``target`` on and the target's level texts
-        (``[]`` when the channel is off for it, the reason added to ``skipped``)."""
+    def _embedding_levels(self, target: _Target, skipped: list[str]) -> list[str]:
+        """The levels the embedding channel scores ``target`` on (``[]`` when the channel is
+        off for it, the reason added to ``skipped``)."""
         if self.embedder is None:
             skipped.append("embedding channel: no embedder configured or no stored level "
                            "embeddings")
-            return [], {}
+            return []
         if not self._embeddings and not self._pgv:
             skipped.append("embedding channel: no stored episode has level embeddings")
-            return [], {}
-        texts = target.texts()
+            return []
+        levels = target.levels()
         have = self._pgv or self._embeddings
-        used = [ch for ch in LEVEL_CHANNELS if ch in texts and ch in have]
+        used = [ch for ch in LEVEL_CHANNELS if ch in levels and ch in have]
         if not used:
             skipped.append("embedding channel: the target has no L1-L3 levels")
-        return used, texts
+        return used
 
     def _target(self, target: Signature | _Target) -> _Target:
         """``target`` as a find's target view (a Signature given inline: compiled now)."""
@@ -787,7 +799,7 @@ class Retriever:
         p = self.params
         t = self._target(target)
         skipped: list[str] = []
-        used, _texts = self._embedding_levels(t, skipped)
+        used = self._embedding_levels(t, skipped)
         if not used and len(idx) >= EXACT_TOP_MIN_ROWS:
             feats = t.features()
             bonus = idx.rows_with_code(idx.fingerprint_code(feats.fingerprint))
@@ -819,7 +831,7 @@ class Retriever:
         channels["fingerprint"] = fp
         fused = np.multiply(channels["content"], p.w_content)
         fused += p.w_fingerprint * fp  # in place: the same sum as a*x + b*y, one array less
-        used, _texts = self._embedding_levels(t, skipped)
+        used = self._embedding_levels(t, skipped)
         if used:
             qv = self._query_vectors(t, used)
             if self._pgv:  # the k nearest per level from the database's HNSW index
