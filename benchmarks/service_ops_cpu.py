@@ -11,11 +11,20 @@ write the target itself. BLAS runs on one thread, as in ``analogist serve``. ``-
 several source trees, run one after another in fresh processes (an A/B at the same time):
 
     python benchmarks/service_ops_cpu.py --src /tmp/base/src src --preload 1500 --ops 100
+
+The CPU of Python's cyclic collector during the measured rounds is reported beside them (per
+generation, from ``gc.callbacks``: the thread CPU of each pass, and the longest full pass).
+``--collector`` runs each tree under CPython's default collector (``default``) and/or under the
+policy a serving process installs (``policy``: :class:`analogist.service.runtime.
+CollectorPolicy`, installed after the warm-up find; a tree without it is refused):
+
+    python benchmarks/service_ops_cpu.py --src src --collector default policy --ops 150
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import hashlib
 import json
 import os
@@ -36,7 +45,27 @@ def _cpu_of(fn: Any) -> float:
     return time.thread_time() - t
 
 
-def _one(preload: int, ops: int, seed: int) -> dict[str, Any]:
+class _CollectorClock:
+    """The thread CPU of the collector's passes, per generation, while installed."""
+
+    def __init__(self) -> None:
+        self.cpu = [0.0, 0.0, 0.0]
+        self.passes = [0, 0, 0]
+        self.longest_full = 0.0
+        self._started: list[float] = []
+
+    def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._started.append(time.thread_time())
+        elif self._started:
+            g, spent = info["generation"], time.thread_time() - self._started.pop()
+            self.cpu[g] += spent
+            self.passes[g] += 1
+            if g == 2:
+                self.longest_full = max(self.longest_full, spent)
+
+
+def _one(preload: int, ops: int, seed: int, collector: str = "default") -> dict[str, Any]:
     """The measurement, in this process (its ``analogist`` from ``sys.path``)."""
     sys.path.insert(0, str(HERE))
     from service_load import varied_signature
@@ -57,6 +86,12 @@ def _one(preload: int, ops: int, seed: int) -> dict[str, Any]:
                    namespace="load")
         ids = [s["episode_id"] for s in sigs] + [f"pre{i}" for i in range(preload)]
         a.find(ids[0], namespace="load")   # warm: the model, the index, the caches
+        if collector == "policy":
+            from analogist.service.runtime import CollectorPolicy
+
+            CollectorPolicy().install()
+        clock = _CollectorClock()
+        gc.callbacks.append(clock)
 
         def forget_texts() -> None:
             use_mod._text_cache(1).vectors.clear()
@@ -85,6 +120,7 @@ def _one(preload: int, ops: int, seed: int) -> dict[str, Any]:
             res = a.find(eid, namespace="load", k=5)
             spent["find_by_id"] += time.thread_time() - t
             answers.append(key(res))
+        gc.callbacks.remove(clock)
         # reading stored rows back (the candidate stage's read of episodes it has not cached)
         m = a.memory()
         rows = [r.id for r in m.list("load", include_superseded=True, limit=1000)]
@@ -92,7 +128,12 @@ def _one(preload: int, ops: int, seed: int) -> dict[str, Any]:
         a.close()
     return {"analogist": str(Path(analogist.__file__).parent.parent),
             "rows_at_end": len(ids),
+            "collector": collector,
             "cpu_ms_per_op": {k: round(v / ops * 1000, 2) for k, v in spent.items()},
+            "collector_cpu_ms_per_round": {f"gen{g}": round(clock.cpu[g] / ops * 1000, 3)
+                                           for g in range(3)},
+            "collector_passes": {f"gen{g}": clock.passes[g] for g in range(3)},
+            "longest_full_pass_ms": round(clock.longest_full * 1000, 1),
             "stored_row_read_us": round(best / len(rows) * 1e6, 1),
             "answers_sha256": hashlib.sha256(json.dumps(answers, sort_keys=True).encode()
                                              ).hexdigest()[:16]}
@@ -107,17 +148,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--ops", type=int, default=100, help="measured rounds (add + two finds)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rounds", type=int, default=1, help="repeat the set of trees")
+    ap.add_argument("--collector", nargs="+", choices=("default", "policy"),
+                    default=["default"], help="the collector each tree runs under "
+                    "(several: one after another)")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.preload < 0 or a.ops < 1:
         ap.error("--preload must be >= 0 and --ops >= 1")
     if a.child:
-        print(json.dumps(_one(a.preload, a.ops, a.seed)))
+        print(json.dumps(_one(a.preload, a.ops, a.seed, a.collector[0])))
         return {}
     runs = []
     for _ in range(a.rounds):
-        for src in a.src:
+        for src, collector in [(x, c) for x in a.src for c in a.collector]:
             if not (Path(src) / "analogist" / "__init__.py").is_file():
                 ap.error(f"--src {src}: no analogist package there")
             env = dict(os.environ, PYTHONPATH=os.pathsep.join(
@@ -126,7 +170,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             env = {k: v for k, v in env.items()
                    if not (k.startswith("ANALOGIST_") and k.endswith(("_BASE_URL", "_MODEL")))}
             out = subprocess.run([sys.executable, __file__, "--child", "--preload",
-                                  str(a.preload), "--ops", str(a.ops), "--seed", str(a.seed)],
+                                  str(a.preload), "--ops", str(a.ops), "--seed", str(a.seed),
+                                  "--collector", collector],
                                  env=env, capture_output=True, text=True, check=False)
             if out.returncode != 0:
                 raise SystemExit(f"--src {src}: " + out.stderr.strip()[-2000:])

@@ -42,10 +42,13 @@ analogy-log row is written on a lane of its own once the find has given up its s
 waits for the row's id). Writes serialise on SQLite's write lock
 (``BEGIN IMMEDIATE``, 30 s busy timeout; a write that still finds it taken gets 503 and
 ``Retry-After`` and changes nothing). ``serve(workers=N)`` runs N such servers as processes on
-one listening socket over the same store (:mod:`analogist.service.workers`).
+one listening socket over the same store (:mod:`analogist.service.workers`). A serving process
+freezes what survives each full pass of Python's garbage collector
+(:class:`~analogist.service.runtime.CollectorPolicy`); ``/v1/metrics`` reports the collector.
 """
 
 import contextlib
+import gc
 import os
 import sqlite3
 import threading
@@ -71,7 +74,7 @@ from analogist.memory.sqlite import DuplicateEpisodeError, NotFoundError
 from analogist.service.admission import Admission, Busy
 from analogist.service.docs import SIGNATURE_REF, install_docs
 from analogist.service.keys import ApiKey, KeyStore, check_namespace
-from analogist.service.runtime import BodyLimit, Jobs, Metrics, RateLimiter
+from analogist.service.runtime import BodyLimit, CollectorPolicy, Jobs, Metrics, RateLimiter
 from analogist.service.sessions import (
     COOKIE,
     CSRF_HEADER,
@@ -598,6 +601,8 @@ def _service_routes(app: FastAPI, svc: _Service, caller: Any) -> None:
                 "heavy_lane": {**svc.admission.stats(), **svc.admission.counts()},
                 "write_lane": {**svc.writes.stats(), **svc.writes.counts()},
                 "log_lane": {**svc.logs.stats(), **svc.logs.counts()},
+                "collector": {"frozen_objects": gc.get_freeze_count(),
+                              "generations": gc.get_stats()},
                 **_worker_json(svc)}
 
     @app.get("/v1/whoami", tags=["service"], summary="The calling key's name and namespaces.")
@@ -939,6 +944,7 @@ def serve(store_path: str | Path, *, host: str = "127.0.0.1", port: int = 8765,
         app = create_app(store_path, max_body_bytes=max_body_bytes,
                          rate_per_minute=rate_per_minute)
         limit_blas_threads(1)       # one BLAS thread per heavy request, as in every worker
+        CollectorPolicy().install()  # full collections over what is new, as in every worker
         uvicorn.run(app, host=host, port=port, log_level=log_level)
         return 0
     opts = ServeOptions(str(store_path), host, port, max_body_bytes, float(rate_per_minute),

@@ -1,10 +1,12 @@
 """Runtime pieces of the HTTP service: the request-size limit (an ASGI middleware), a per-key
-rate limiter (token bucket), request metrics, and a background job runner (its jobs kept in
-the store, for every worker process to answer for, when it is given one)."""
+rate limiter (token bucket), request metrics, a background job runner (its jobs kept in
+the store, for every worker process to answer for, when it is given one), and the server
+process's policy for Python's cyclic garbage collector (:class:`CollectorPolicy`)."""
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import secrets
@@ -21,7 +23,7 @@ from typing import Any
 from analogist.errors import AnalogistError
 from analogist.io import MAX_DEPTH, json_depth_check
 
-__all__ = ["LOST", "BodyLimit", "Jobs", "Metrics", "RateLimiter"]
+__all__ = ["LOST", "BodyLimit", "CollectorPolicy", "Jobs", "Metrics", "RateLimiter"]
 
 
 def _json_response_parts(status: int, payload: dict[str, Any],
@@ -396,3 +398,62 @@ class Jobs:
                 self.store().fail_lost_jobs(now=0.0, error=LOST,
                                             finished_at=datetime.now(UTC).isoformat(),
                                             owners=[self.owner])
+
+
+class CollectorPolicy:
+    """Python's cyclic garbage collector in a long-running server process: what survives a
+    full collection is frozen (:func:`gc.freeze`), so that the next full collections scan only
+    what was made since, not the whole warm state (the store's caches, compiled episodes,
+    the stage-1 index, the imported modules) again and again; every ``every``-th full
+    collection unfreezes everything first, so that cycles which became garbage while frozen
+    are freed after at most ``every`` full collections.
+
+    A full collection over a server's warm state took tens of milliseconds of one core, the
+    whole process held up while it ran (``benchmarks/find_gc.py``; in the service's mix the
+    collector's passes were about a tenth of the CPU of a write and two finds). Answers do not
+    depend on it: it changes when objects are looked at, never which are freed. Install it in
+    the process that serves (:meth:`install`), not in a library's caller.
+    """
+
+    def __init__(self, every: int = 8) -> None:
+        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+            raise ValueError("every must be a whole number >= 1")
+        self.every = every
+        #: full collections seen since :meth:`install`, and those followed by a freeze
+        self.full = 0
+        self.frozen = 0
+        self._installed = False
+
+    def _on_gc(self, phase: str, info: dict[str, Any]) -> None:
+        if phase != "stop" or info.get("generation") != 2:
+            return
+        self.full += 1
+        if self.full % self.every == 0:
+            gc.unfreeze()           # the next full collection looks at everything again
+        else:
+            gc.freeze()
+            self.frozen += 1
+
+    def install(self) -> CollectorPolicy:
+        """Start the policy in this process (at most once per policy object): what lives now
+        is frozen at once, then the survivors of each full collection."""
+        if not self._installed:
+            gc.collect()
+            gc.freeze()
+            gc.callbacks.append(self._on_gc)
+            self._installed = True
+        return self
+
+    def remove(self) -> None:
+        """Stop the policy and unfreeze everything it froze."""
+        if self._installed:
+            with contextlib.suppress(ValueError):
+                gc.callbacks.remove(self._on_gc)
+            gc.unfreeze()
+            self._installed = False
+
+    def stats(self) -> dict[str, int]:
+        """Full collections seen, how many were followed by a freeze, and the objects frozen
+        now."""
+        return {"full_collections": self.full, "frozen_after": self.frozen,
+                "frozen_objects": gc.get_freeze_count(), "every": self.every}

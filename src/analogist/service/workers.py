@@ -23,7 +23,9 @@ a find in one worker sees the episodes another worker stored.
 Each worker gets the same share of the cores for its heavy-request lane, and OpenBLAS runs one
 thread per call (:func:`limit_blas_threads`; the requests are the parallelism): with a BLAS
 thread per core in every worker, two workers on two cores ran a sixth of the requests one
-worker did, their BLAS threads spinning against each other.
+worker did, their BLAS threads spinning against each other. Each worker, like a single-process
+server, runs Python's collector under :class:`~analogist.service.runtime.CollectorPolicy`
+(what survives a full collection is frozen, so that the next ones scan only what is new).
 
 SIGINT or SIGTERM stops every worker (each finishes the requests in hand) and then the
 supervisor; a worker whose supervisor is gone (killed outright) stops itself the same way. A worker that exits on its own — killed, crashed — is reported on standard error
@@ -50,6 +52,7 @@ import uvicorn
 
 from analogist.errors import AnalogistError
 from analogist.service.admission import default_workers
+from analogist.service.runtime import CollectorPolicy
 
 __all__ = ["MAX_WORKERS", "ServeOptions", "Supervisor", "limit_blas_threads", "parse_workers"]
 
@@ -122,6 +125,7 @@ def _worker_main(index: int, count: int, sock: socket.socket, opts: ServeOptions
         print(f"analogist serve: worker {index}: {e}", file=sys.stderr, flush=True)
         sys.exit(3)
     limit_blas_threads(1)
+    CollectorPolicy().install()
     threading.Thread(target=_stop_with_parent, name="analogist-parent-watch",
                      daemon=True).start()
     _Server(uvicorn.Config(app, log_level=opts.log_level, lifespan="on"), ready).run(
