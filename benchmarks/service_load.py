@@ -434,6 +434,12 @@ def run_once(a: argparse.Namespace, workers: int, sigs: list[dict],
                     "acknowledged_but_missing": len(missing), "integrity_check": integrity,
                     "no_write_lost": listed == expected == file_count and not missing},
         "server_metrics_5xx_last_worker": metrics.get("errors_5xx"),
+        # the same requests timed inside the server (its ASGI middleware: from the request's
+        # arrival to its answer's last byte), by the worker that answered /v1/metrics: what
+        # the clients' figures add to this is the clients' own process and the loopback
+        "server_latency_ms_last_worker": {
+            route: v.get("latency_ms") for route, v in (metrics.get("routes") or {}).items()
+            if route in ("POST /v1/ns/{namespace}/find", "POST /v1/ns/{namespace}/episodes")},
         "lanes_last_worker": {k: _lane_means(metrics.get(k)) for k in (
             "heavy_lane", "write_lane", "log_lane") if k in metrics},
         **({"answers": answers} if answers else {}),
@@ -490,7 +496,7 @@ def main(argv: list[str] | None = None) -> dict:
         print(json.dumps({k: r.get(k) for k in (
             "workers", "server_src", "load_average_1_5_15", "elapsed_s", "cpu_s",
             "cpu_ms_per_request", "throughput_rps", "writes", "finds", "retries_after_503",
-            "error_count", "recount", "answers")}, indent=2))
+            "error_count", "recount", "answers", "server_latency_ms_last_worker")}, indent=2))
     if a.out is not None:
         a.out.parent.mkdir(parents=True, exist_ok=True)
         a.out.write_text(json.dumps(res, indent=2) + "\n")
