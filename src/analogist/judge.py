@@ -62,6 +62,18 @@ BLOCKING_EDGES = ("prevents",)
 """Edge types that block their effect."""
 
 
+def judge_sme_params() -> SMEParams:
+    """The SME parameters find, map and the judge use: the reference's regression values with
+    :attr:`~analogist.sme.SMEParams.minimal_ascension` on, its functor correspondences not
+    forced one-to-one (``enforce_1to1_minimal_ascension`` off: an ascended ``harmed`` ~
+    ``failure`` at one end of a chain does not stop ``harmed`` ~ ``harmed`` at another; with it
+    on, the casebook's leave-one-out lost a cascade target), so that two episodes told in
+    different domains still align where one ends in ``harmed`` and the other in ``failure``
+    (both kinds of ``adverse`` in the bundled vocabulary) below a matched cause. Identical
+    predicates score more than ascended ones (``minimal_ascension_multiplier``)."""
+    return SMEParams(minimal_ascension=True, enforce_1to1_minimal_ascension=False)
+
+
 @dataclass(frozen=True, slots=True)
 class JudgeParams:
     """Thresholds of the judge.
@@ -69,11 +81,12 @@ class JudgeParams:
     Attributes:
         mechanism_threshold: share of the source's stated structure (relations and causal edges)
             that a mapping must cover for the mechanism (fix operator) to transfer.
-        sme: parameters of the structure-mapping engine.
+        sme: parameters of the structure-mapping engine: the reference's, with minimal
+            ascension on (:func:`judge_sme_params`).
     """
 
     mechanism_threshold: float = bounded(0.5, lo=0.0, hi=1.0)
-    sme: SMEParams = field(default_factory=SMEParams)
+    sme: SMEParams = field(default_factory=lambda: judge_sme_params())
 
     def __post_init__(self) -> None:
         check_bounds(self)

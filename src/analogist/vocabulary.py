@@ -53,6 +53,11 @@ class Predicate(BaseModel):
     definition: str = ""
     synonyms: tuple[str, ...] = ()
     status: str = Field(default="declared", pattern="^(declared|proposed)$")
+    parent: str | None = None
+    """The predicate's superordinate (SME's *genls*): a declared predicate of the same kind and
+    arity that this one is a kind of ("harmed" and "failure" are kinds of "adverse"). Minimal
+    ascension (:attr:`analogist.sme.SMEParams.minimal_ascension`) lets two different predicates
+    with a common superordinate match, at a discount per level climbed."""
 
     @field_validator("name")
     @classmethod
@@ -109,6 +114,45 @@ class Vocabulary(BaseModel):
                 source=source, line=line, field=field,
             )
         return p
+
+    def ancestors(self, name: str) -> tuple[str, ...]:
+        """``name``'s canonical name followed by its superordinates, nearest first (just the
+        name itself when it has no parent or is not declared)."""
+        p = self.get(name)
+        if p is None:
+            return (name,)
+        out = [p.name]
+        while p.parent is not None and p.parent not in out:
+            nxt = self.get(p.parent)
+            if nxt is None:
+                break
+            out.append(nxt.name)
+            p = nxt
+        return tuple(out)
+
+    def check_parents(self, *, source: str | None = None) -> None:
+        """Every ``parent`` names a declared predicate of the same kind and arity, and no
+        predicate is its own superordinate; else a :class:`VocabularyError` naming it."""
+        for i, p in enumerate(self.predicates.values()):
+            if p.parent is None:
+                continue
+            where = f"predicates[{i}].parent"
+            q = self.get(p.parent)
+            if q is None:
+                raise VocabularyError(f"{p.name}'s parent {p.parent!r} is not a declared "
+                                      "predicate", source=source, field=where)
+            if q.kind is not p.kind or q.arity != p.arity:
+                raise VocabularyError(
+                    f"{p.name} ({p.kind.value}, arity {p.arity}) cannot be a kind of {q.name} "
+                    f"({q.kind.value}, arity {q.arity}): a parent has the same kind and arity",
+                    source=source, field=where)
+            seen = {p.name}
+            while q is not None:
+                if q.name in seen:
+                    raise VocabularyError(f"{p.name}'s parents run in a circle through "
+                                          f"{q.name}", source=source, field=where)
+                seen.add(q.name)
+                q = self.get(q.parent) if q.parent is not None else None
 
     def canonical(self, name: str) -> str:
         """The declared name for ``name`` (resolving synonyms); ``name`` itself if unknown."""
@@ -196,4 +240,5 @@ class Vocabulary(BaseModel):
                 raise validation_error(e, source=source, prefix=f"predicates[{i}]",
                                        cls=VocabularyError) from None
             v.declare(pred, source=source)
+        v.check_parents(source=source)
         return v

@@ -151,10 +151,12 @@ class _RelationTyper:
     def _definitions(self, arity: int) -> tuple[list[Predicate], np.ndarray | None]:
         """Predicates of ``arity`` with definitions and, with an embedder, their gloss vectors:
         shape ``(2, n, dim)`` — the definition with the role words stripped, and the name plus
-        synonyms (a pattern scores the better of the two)."""
+        synonyms (a pattern scores the better of the two). A superordinate (some predicate's
+        ``parent``, such as ``adverse``) is for matching by minimal ascension, never written."""
+        parents = {p.parent for p in self.vocab if p.parent is not None}
         preds = [p for p in self.vocab if p.arity == arity and p.definition
                  and p.name not in ("causes", "prevents", "enables", "masks", "delays")
-                 and p.status == "declared"]
+                 and p.name not in parents and p.status == "declared"]
         if self.embedder is None or not preds:
             return preds, None
         if arity not in self._def_cache:

@@ -37,6 +37,7 @@ COMMUTATIVE = 2  # any permutation (commutative or n-ary): choices per argument
 NO_SCORE = 0  # entities and functors
 SAME_FUNCTOR = 1
 SAME_FUNCTION = 2  # non-identical functions
+ASCENDED = 3  # non-identical predicates with a common superordinate: ASCENDED + levels - 1
 
 
 class Indexed:
@@ -53,10 +54,13 @@ class Indexed:
         bins: functor → expression indexes, in order of first appearance.
         ubiquitous: functors declared ubiquitous (never matched locally).
         roots: per item, the indexes of the top-level expressions containing it.
+        ancestors: per functor id, the functor's name and its superordinates, nearest first
+            (:meth:`~analogist.vocabulary.Vocabulary.ancestors`; for minimal ascension).
+        ascending: the functor ids with a superordinate; supers: every superordinate's name.
     """
 
     __slots__ = ("items", "n_expr", "functor", "args", "order", "function", "fid", "fnames",
-                 "mode", "n_ary", "bins", "ubiquitous", "roots", "__weakref__")
+                 "mode", "n_ary", "bins", "ubiquitous", "roots", "ancestors", "ascending", "supers", "__weakref__")
 
     def __init__(self, d: Description) -> None:
         exprs = d.expressions
@@ -76,6 +80,10 @@ class Indexed:
                 fids[f] = len(fids)
         self.fid = [fids[f] for f in self.functor]
         self.fnames = list(fids)
+        self.ancestors = [vocab.ancestors(f) if preds[f] is not None else (f,)
+                          for f in self.fnames]
+        self.ascending = [i for i, a in enumerate(self.ancestors) if len(a) > 1]
+        self.supers = frozenset(n for a in self.ancestors for n in a[1:])
         self.function = []
         self.mode = []
         self.n_ary = []
@@ -124,7 +132,8 @@ class MHArrays:
         args: the argument MHs (a commutative MH has none until its choices are decided).
         parents: the MHs having this one as an argument (or possible child).
         fmh: the functor MH of an expression MH (-1 otherwise).
-        lsc: local score code (NO_SCORE, SAME_FUNCTOR, SAME_FUNCTION).
+        lsc: local score code (NO_SCORE, SAME_FUNCTOR, SAME_FUNCTION, or ASCENDED + levels - 1).
+        ascended: the minimally ascended MHs, in order of creation.
         incomplete, inconsistent: flags.
         children: commutative MH → its possible children (commutative MHs are its keys).
         desc, nogood: bitsets of descendants (self included) and of conflicting MHs.
@@ -132,7 +141,8 @@ class MHArrays:
     """
 
     __slots__ = ("B", "T", "bk", "tk", "kind", "order", "args", "parents", "fmh", "lsc",
-                 "incomplete", "inconsistent", "children", "desc", "nogood", "score")
+                 "incomplete", "inconsistent", "children", "desc", "nogood", "score",
+                 "ascended")
 
     def __init__(self, B: Indexed, T: Indexed) -> None:
         self.B = B
@@ -151,6 +161,7 @@ class MHArrays:
         self.desc: list[int] = []
         self.nogood: list[int] = []
         self.score: list[float] = []
+        self.ascended: list[int] = []
 
     def __len__(self) -> int:
         return len(self.bk)
@@ -163,19 +174,65 @@ class MHArrays:
 # 1. match hypotheses
 
 
-def build_match_hypotheses(base: Description, target: Description) -> MHArrays:
+def build_match_hypotheses(base: Description, target: Description, *,
+                           minimal_ascension: bool = False,
+                           one_to_one_ascended_functors: bool = True) -> MHArrays:
     """Step 1: local matches and their argument expansions (see :mod:`analogist.sme.engine`).
 
     In named steps: both descriptions indexed, the local matcher made over the empty MH arrays
     (:func:`_local_matcher`), every same-predicate pair of the two descriptions matched in the
-    reference's order (:func:`_match_bins`), and the per-MH lists of the later steps sized."""
+    reference's order (:func:`_match_bins`), and the per-MH lists of the later steps sized.
+    With ``minimal_ascension``, arguments of two matched expressions also align when their
+    predicates differ but share a superordinate (:func:`ascents`); with
+    ``one_to_one_ascended_functors`` such a match also makes its functor MH (so the two
+    predicates correspond one-to-one across the mapping, as identical ones do), without it the
+    match is bound by its expressions and arguments only."""
     B, T = indexed(base), indexed(target)
     H = MHArrays(B, T)
-    _match_bins(B, T, _local_matcher(B, T, H))
+    _match_bins(B, T, _local_matcher(B, T, H, ascents(B, T) if minimal_ascension else {},
+                                     one_to_one_ascended_functors))
     n = len(H.bk)
     H.inconsistent = [False] * n
     H.score = [0.0] * n
     return H
+
+
+def ascents(B: Indexed, T: Indexed) -> dict[int, int]:
+    """Minimal ascension (Falkenhainer 1990; SME v4's ``minimal-ascension``): for each pair of
+    different, non-function predicates of ``B`` and ``T`` with a common superordinate in their
+    vocabularies, the levels climbed to the nearest one (the larger of the two sides' steps),
+    keyed ``fid_B * len(T.fnames) + fid_T`` as the functor MHs are."""
+    out: dict[int, int] = {}
+    if not (B.ascending or T.ascending):
+        return out
+    n_fun_t = len(T.fnames)
+    # a pair ascends only if one side has a superordinate: the other side's functor then has
+    # one too, or is that superordinate itself
+    b_side = set(B.ascending) | {i for i, a in enumerate(B.ancestors) if a[0] in T.supers}
+    t_side = set(T.ascending) | {i for i, a in enumerate(T.ancestors) if a[0] in B.supers}
+    if not (b_side and t_side):
+        return out
+    b_function = {B.fid[i] for i, f in enumerate(B.function) if f}
+    t_function = {T.fid[i] for i, f in enumerate(T.function) if f}
+    t_pos = {ft: {n: j for j, n in enumerate(T.ancestors[ft])} for ft in sorted(t_side)
+             if ft not in t_function}
+    for fb in sorted(b_side):
+        ab = B.ancestors[fb]
+        if fb in b_function:
+            continue
+        for ft, pos in t_pos.items():
+            if T.ancestors[ft][0] == ab[0]:
+                continue
+            best = 0
+            for i, name in enumerate(ab):
+                j = pos.get(name)
+                if j is not None:
+                    lv = i if i > j else j
+                    if not best or lv < best:
+                        best = lv
+            if best:
+                out[fb * n_fun_t + ft] = best
+    return out
 
 
 # The closures of step 1 (made once per comparison; their free variables are cell lookups, as
@@ -185,14 +242,15 @@ _ExprMH = Callable[[int, int, list[int], bool], int]
 _LocalMatch = Callable[[int, int], list[int]]
 
 
-def _mh_recorders(B: Indexed, T: Indexed, H: MHArrays, memo: dict[int, list[int]]
+def _mh_recorders(B: Indexed, T: Indexed, H: MHArrays, memo: dict[int, list[int]],
+                  ascent: dict[int, int], ascended_functors: bool = True
                   ) -> tuple[_NewMH, _ExprMH]:
     """The two ways step 1 records an MH in ``H``'s parallel lists: ``new`` (an entity or a
     functor MH) and ``expr_mh`` (an expression MH: entered in ``memo`` under its item pair, made
     the parent of its argument MHs and of its functor MH, which is made on the pair of functors'
     first use)."""
     bk, tk, kind, order, args, parents = H.bk, H.tk, H.kind, H.order, H.args, H.parents
-    fmh, lsc, inc = H.fmh, H.lsc, H.incomplete
+    fmh, lsc, inc, ascended = H.fmh, H.lsc, H.incomplete, H.ascended
     b_fun, t_fun = B.functor, T.functor
     b_function = B.function
     b_order, t_order = B.order, T.order
@@ -218,9 +276,12 @@ def _mh_recorders(B: Indexed, T: Indexed, H: MHArrays, memo: dict[int, list[int]
         i = len(bk)
         fb, ft = b_fid[b], t_fid[t]
         fkey = fb * n_fun_t + ft
+        lv = ascent.get(fkey) if ascent else None
         f = functors.get(fkey)
         new_functor = f is None
-        if new_functor:
+        if lv is not None and not ascended_functors:
+            f, new_functor = -1, False
+        elif new_functor:
             f = i + 1  # made right after this MH
         bk.append(b)
         tk.append(t)
@@ -229,7 +290,14 @@ def _mh_recorders(B: Indexed, T: Indexed, H: MHArrays, memo: dict[int, list[int]
         args.append(a)
         parents.append([])
         fmh.append(f)
-        lsc.append(SAME_FUNCTION if b_function[b] and b_fun[b] != t_fun[t] else SAME_FUNCTOR)
+        if b_function[b] and b_fun[b] != t_fun[t]:
+            lsc.append(SAME_FUNCTION)
+        else:
+            if lv is None:
+                lsc.append(SAME_FUNCTOR)
+            else:
+                lsc.append(ASCENDED + lv - 1)
+                ascended.append(i)
         inc.append(incomplete)
         key = b * n_items_t + t
         got = memo.get(key)
@@ -241,13 +309,15 @@ def _mh_recorders(B: Indexed, T: Indexed, H: MHArrays, memo: dict[int, list[int]
             parents[x].append(i)
         if new_functor:
             functors[fkey] = new(-1 - fb, -1 - ft, FUNCTOR, 0, [], False, NO_SCORE)
-        parents[f].append(i)
+        if f >= 0:
+            parents[f].append(i)
         return i
 
     return new, expr_mh
 
 
-def _local_matcher(B: Indexed, T: Indexed, H: MHArrays) -> _LocalMatch:
+def _local_matcher(B: Indexed, T: Indexed, H: MHArrays, ascent: dict[int, int],
+                   ascended_functors: bool = True) -> _LocalMatch:
     """``local_match(b, t)``: the MHs of base item ``b`` and target item ``t``, made on the first
     call and memoised by the item pair — an entity MH, or the expression MHs of the arguments'
     alignment (:func:`_expression_matcher`: as written, and argument-swapped for a symmetric
@@ -258,7 +328,7 @@ def _local_matcher(B: Indexed, T: Indexed, H: MHArrays) -> _LocalMatch:
     b_mode = B.mode
     n_items_t = len(T.items)
     memo: dict[int, list[int]] = {}  # b * n_items_t + t → the MHs of that pair
-    new, expr_mh = _mh_recorders(B, T, H, memo)
+    new, expr_mh = _mh_recorders(B, T, H, memo, ascent, ascended_functors)
 
     def local_match(b: int, t: int) -> list[int]:
         key = b * n_items_t + t
@@ -280,13 +350,14 @@ def _local_matcher(B: Indexed, T: Indexed, H: MHArrays) -> _LocalMatch:
             expression(b, t, t_args[t])
         return memo[key]
 
-    expression = _expression_matcher(B, T, memo, expr_mh, local_match)
-    commutative = _commutative_matcher(B, T, H, expr_mh, local_match)
+    expression = _expression_matcher(B, T, memo, expr_mh, local_match, ascent)
+    commutative = _commutative_matcher(B, T, H, expr_mh, local_match, ascent)
     return local_match
 
 
 def _expression_matcher(B: Indexed, T: Indexed, memo: dict[int, list[int]], expr_mh: _ExprMH,
-                        local_match: _LocalMatch) -> Callable[[int, int, tuple[int, ...]], None]:
+                        local_match: _LocalMatch, ascent: dict[int, int]
+                        ) -> Callable[[int, int, tuple[int, ...]], None]:
     """``expression(b, t, targs)``: the expression MHs of base expression ``b`` and target
     expression ``t`` with ``t``'s arguments in the order ``targs`` — one MH per combination of
     the argument pairs' MHs, or one incomplete MH when an argument pair does not align."""
@@ -294,6 +365,8 @@ def _expression_matcher(B: Indexed, T: Indexed, memo: dict[int, list[int]], expr
     b_args, t_args = B.args, T.args
     b_fun, t_fun = B.functor, T.functor
     b_function, t_function = B.function, T.function
+    b_fid, t_fid = B.fid, T.fid
+    n_fun_t = len(T.fnames)
     n_items_t = len(T.items)
 
     def expression(b: int, t: int, targs: tuple[int, ...]) -> None:
@@ -313,7 +386,8 @@ def _expression_matcher(B: Indexed, T: Indexed, memo: dict[int, list[int]], expr
                     complete = False
                     continue
             elif not (len(b_args[ba]) == len(t_args[ta]) and (
-                    b_fun[ba] == t_fun[ta] or (b_function[ba] and t_function[ta]))):
+                    b_fun[ba] == t_fun[ta] or (b_function[ba] and t_function[ta])
+                    or (ascent and b_fid[ba] * n_fun_t + t_fid[ta] in ascent))):
                 complete = False
                 continue
             got = memo.get(ba * n_items_t + ta) or local_match(ba, ta)
@@ -341,7 +415,8 @@ def _expression_matcher(B: Indexed, T: Indexed, memo: dict[int, list[int]], expr
 
 
 def _commutative_matcher(B: Indexed, T: Indexed, H: MHArrays, expr_mh: _ExprMH,
-                         local_match: _LocalMatch) -> Callable[[int, int], None]:
+                         local_match: _LocalMatch, ascent: dict[int, int]
+                         ) -> Callable[[int, int], None]:
     """``commutative(b, t)``: the one MH of a commutative or n-ary base expression ``b`` and
     target expression ``t``, whose children are the MHs of every alignable argument pair, marked
     incomplete when arguments stay unaligned (the reference's rules for n-ary sides)."""
@@ -350,13 +425,17 @@ def _commutative_matcher(B: Indexed, T: Indexed, H: MHArrays, expr_mh: _ExprMH,
     b_args, t_args = B.args, T.args
     b_fun, t_fun = B.functor, T.functor
     b_function, t_function = B.function, T.function
+    b_fid, t_fid = B.fid, T.fid
+    n_fun_t = len(T.fnames)
 
     def alignable(ba: int, ta: int) -> bool:
-        """The reference's ``arguments-alignable?`` (without minimal ascension)."""
+        """The reference's ``arguments-alignable?`` (with minimal ascension when ``ascent``
+        holds the pair's predicates)."""
         if ba >= b_n or ta >= t_n:
             return ba >= b_n and ta >= t_n
         return len(b_args[ba]) == len(t_args[ta]) and (
-            b_fun[ba] == t_fun[ta] or (b_function[ba] and t_function[ta]))
+            b_fun[ba] == t_fun[ta] or (b_function[ba] and t_function[ta])
+            or (bool(ascent) and b_fid[ba] * n_fun_t + t_fid[ta] in ascent))
 
     def commutative(b: int, t: int) -> None:
         i = expr_mh(b, t, [], False)
@@ -523,12 +602,19 @@ def _filter_commutative_children(H: MHArrays, m: int) -> None:
 def kernel_roots(H: MHArrays) -> list[int]:
     """Step 3: the roots of the kernel mappings, in the reference's discovery order: each
     complete, consistent, non-functor MH without a complete, consistent parent, found walking
-    the MHs newest first and, below an MH that is not complete and consistent, its arguments."""
+    the MHs newest first and, below an MH that is not complete and consistent, its arguments.
+    A minimally ascended MH is never a root: without a complete, consistent parent it is
+    passed over like an incomplete one (two different predicates align only under a matched
+    expression)."""
     inc, incon, parents, args, kind = (H.incomplete, H.inconsistent, H.parents, H.args,
                                        H.kind)
     n = len(H)
     okay = [not (inc[i] or incon[i]) for i in range(n)]
     is_okay = okay.__getitem__
+    for i in sorted(H.ascended, key=H.order.__getitem__, reverse=True):
+        # parents first: an ascended parent is passed over before its ascended arguments
+        if okay[i] and not any(map(is_okay, parents[i])):
+            okay[i] = False
     roots: list[int] = []
     decided: set[int] = set()  # okay MHs already judged root or not
 
@@ -551,10 +637,22 @@ def kernel_roots(H: MHArrays) -> list[int]:
 # 4. structural evaluation
 
 
+def local_score_of(code: int, params: SMEParams) -> float:
+    """The local score of an MH's code: 0, ``same_functor``, ``same_function``, or for a
+    minimally ascended match of ``k`` levels ``same_functor * minimal_ascension_multiplier**k``."""
+    if code == SAME_FUNCTOR:
+        return params.same_functor
+    if code == SAME_FUNCTION:
+        return params.same_function
+    if code >= ASCENDED:
+        return params.same_functor * params.minimal_ascension_multiplier ** (code - ASCENDED + 1)
+    return 0.0
+
+
 def local_scores(H: MHArrays, params: SMEParams) -> list[float]:
-    """Each MH's local score: ``same_functor``, ``same_function`` or 0."""
+    """Each MH's local score (:func:`local_score_of`)."""
     table = (0.0, params.same_functor, params.same_function)
-    return [table[c] for c in H.lsc]
+    return [table[c] if c < ASCENDED else local_score_of(c, params) for c in H.lsc]
 
 
 def evaluate(H: MHArrays, params: SMEParams) -> None:
@@ -617,7 +715,7 @@ def push_down(H: MHArrays, params: SMEParams, queue: list[int],
         a = args[m]
         targets: list[int] = a
         if with_functor or (not a and m in children):
-            targets = [fmh[m]] if with_functor else []
+            targets = [fmh[m]] if with_functor and fmh[m] >= 0 else []
             targets += a
             if not a and m in children:
                 targets += children[m]

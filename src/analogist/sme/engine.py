@@ -55,9 +55,13 @@ the same either way.
 
 Departures from the reference SME v4:
 
-* Minimal ascension, role relations, probabilistic expressions, match filters (required or
-  excluded correspondences) and incremental matching are not implemented; the regression
-  parameters do not use them (``minimal_ascension_multiplier`` is accepted and unused).
+* Minimal ascension (``SMEParams.minimal_ascension``, off in the regression parameters) aligns
+  the arguments of two matched expressions whose predicates differ but share a superordinate
+  (the vocabulary's ``parent``), scored ``same_functor * minimal_ascension_multiplier ** levels``;
+  it never starts a match at top level (only arguments ascend), and its functor
+  correspondences are one-to-one like every other. Role relations, probabilistic expressions,
+  match filters (required or excluded correspondences) and incremental matching are not
+  implemented; the regression parameters do not use them.
 * Order of creation follows the reference (base predicates in order of first appearance, each
   predicate's expressions newest first, target expressions newest first), so ties between equal
   scores break the same way. Scores are double precision where the reference uses single floats:
@@ -124,7 +128,9 @@ def match(base: Description, target: Description, params: SMEParams | None = Non
           ) -> MatchResult:
     """Map ``base`` onto ``target``; the whole pipeline (steps 1–6 now, 7–8 when read)."""
     params = params or SMEParams()
-    H = build_match_hypotheses(base, target)
+    H = build_match_hypotheses(
+        base, target, minimal_ascension=params.minimal_ascension,
+        one_to_one_ascended_functors=params.enforce_1to1_minimal_ascension)
     propagate_consistency(H)
     roots = kernel_roots(H)
     evaluate(H, params)

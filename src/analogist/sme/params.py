@@ -26,7 +26,14 @@ class SMEParams:
         trickle_down: multiplier passing a match hypothesis's score to its arguments.
         max_local_score: cap on any one match hypothesis's score (None: no cap).
         functor_trickle_down: also pass score down to functor match hypotheses.
-        enforce_1to1_minimal_ascension: functor correspondences for minimally ascended matches.
+        minimal_ascension: let the arguments of two matched expressions align when their
+            predicates differ but share a superordinate in the vocabulary (each predicate's
+            ``parent``), at ``same_functor * minimal_ascension_multiplier ** levels`` (Falkenhainer
+            1990; SME v4). Off in the reference's regression parameters.
+        enforce_1to1_minimal_ascension: a minimally ascended match also makes its functor
+            correspondence, one-to-one with every other (``harmed`` then maps onto ``failure``
+            everywhere in the mapping or nowhere); when False it is bound by its expressions and
+            arguments only, and an identical ``harmed`` ~ ``harmed`` elsewhere stays possible.
         minimal_ascension_multiplier: attenuation per level of minimal ascension.
         allow_out_of_mapping_score_contributions: a kernel's score may include trickle-down from
             match hypotheses outside it.
@@ -50,6 +57,7 @@ class SMEParams:
     trickle_down: float = bounded(16.0, lo=0.0)
     max_local_score: float | None = bounded(None, lo=0.0, optional=True)
     functor_trickle_down: bool = False
+    minimal_ascension: bool = False
     enforce_1to1_minimal_ascension: bool = True
     minimal_ascension_multiplier: float = bounded(0.8, lo=0.0)
     allow_out_of_mapping_score_contributions: bool = True
