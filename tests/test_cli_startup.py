@@ -65,3 +65,54 @@ print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in ("rich", "n
                                                                      "httpx", "yaml"))))
 """)
     assert got == []
+
+
+# what `analogist add` does not need: retrieval, the engine and the judge, the triggers and the
+# content index (loaded by the commands that use them)
+NOT_FOR_ADD = ("analogist.retrieve", "analogist.judge", "analogist.sme", "analogist.triggers",
+               "analogist.stats", "analogist.index.content", "analogist.index.mac")
+
+
+def test_add_loads_neither_retrieval_nor_the_engine(tmp_path) -> None:
+    f = tmp_path / "one.json"
+    f.write_text(json.dumps({"episode_id": "e1", "kind": "failure", "roles": {"A": "a task", "B": "a bus"},
+                             "relations": [["blocks", "A", "B"]]}), encoding="utf-8")
+    got = _run(f"""
+import contextlib, io, json, sys
+from analogist.cli import app
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf):
+    try:
+        app(["add", {str(f)!r}, "--store", {str(tmp_path / "s.db")!r}, "--no-embed"],
+            prog_name="analogist")
+    except SystemExit:
+        pass
+loaded = sorted(m for m in sys.modules if m.startswith({NOT_FOR_ADD!r}))
+print(json.dumps({{"out": buf.getvalue(), "loaded": loaded}}))
+""")
+    assert "added 1 episode(s)" in got["out"]
+    assert got["loaded"] == []
+
+
+def test_the_deferred_names_load_on_use() -> None:
+    got = _run("""
+import json
+import analogist.index as ix
+from analogist.index.content import ContentIndex
+print(json.dumps({"same": ix.ContentIndex is ContentIndex,
+                  "error": ix.ContentIndexError.__name__}))
+""")
+    assert got == {"same": True, "error": "ContentIndexError"}
+
+
+def test_the_progress_bar_without_a_terminal_loads_no_rich() -> None:
+    got = _run("""
+import json, sys
+from analogist.cli.base import progress_bar
+with progress_bar() as bar:
+    t = bar.add_task("adding", total=3)
+    bar.update(t, completed=2)
+    bar.advance(t)
+print(json.dumps(sorted(m for m in sys.modules if m.startswith("rich"))))
+""")
+    assert got == []

@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from analogist.app.episodes import Episodes
 from analogist.app.inputs import LIMITS
 from analogist.errors import AnalogistError
-from analogist.judge import AnalogyReport, JudgeParams, judge_mapping
-from analogist.retrieve import FindResult
 from analogist.signature import Signature, compile_signature
-from analogist.sme import MatchResult, match
 
 if TYPE_CHECKING:
+    from analogist.judge import AnalogyReport, JudgeParams
+    from analogist.retrieve import FindResult
     from analogist.safeguard import SafeguardReport, Turn
+    from analogist.sme import MatchResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +98,10 @@ class Analogies(Episodes):
         """Map ``source`` onto ``target`` with SME and judge the best mapping (likeness /
         difference / unknown, candidate inferences and their transfer status, blockers,
         prediction)."""
+        # the engine and the judge, loaded on use (`analogist add` starts without them)
+        from analogist.judge import JudgeParams, judge_mapping
+        from analogist.sme import match
+
         s = self.signature(source, namespace=namespace, field="source")
         t = self.signature(target, namespace=namespace, field="target")
         params = params or JudgeParams()

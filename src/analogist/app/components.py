@@ -13,11 +13,11 @@ from analogist.errors import AnalogistError
 from analogist.llm.base import NO_LLM_REASON, WRITERS
 from analogist.memory import is_postgres_url, open_memory
 from analogist.memory.sqlite import Memory, _namespace
-from analogist.retrieve import RetrieveParams, Retriever, level_embeddings
 from analogist.signature import Signature
 
 if TYPE_CHECKING:
     from analogist.foresight.event import Corpus
+    from analogist.retrieve import Retriever
     from analogist.safeguard import Safeguard
 
 
@@ -57,6 +57,9 @@ class Components:
         mem = self.memory()
         r = self._local.retrievers.get(ns)
         if r is None:
+            # retrieval (the engine, the judge), loaded on use (`analogist add` starts without)
+            from analogist.retrieve import RetrieveParams, Retriever
+
             r = Retriever(mem, ns, params=RetrieveParams(k=self.settings.k),
                           embedder="auto" if self.settings.embeddings else None,
                           log=self.settings.log_finds)
@@ -147,4 +150,6 @@ class Components:
         emb = self.embedder()
         if emb is None:
             return None
+        from analogist.retrieve import level_embeddings  # retrieval's module, loaded on use
+
         return lambda sig: level_embeddings(sig, emb)

@@ -10,7 +10,6 @@ from analogist.app.components import Components
 from analogist.errors import AnalogistError
 from analogist.memory.sqlite import StoredEpisode
 from analogist.signature import Signature, validate_signature
-from analogist.triggers import record_outcome
 
 if TYPE_CHECKING:
     from analogist.encode.base import EncodeResult
@@ -120,6 +119,10 @@ class Episodes(Components):
         ``counterfactual`` (the no-analogy result on the same item) also writes a ledger entry.
         One transaction; nothing is written when any value is bad. Returns ``{"id", "log_id",
         "ledger", "outcome", "verdict"}`` (see :func:`analogist.triggers.record_outcome`)."""
+        from analogist.triggers import (
+            record_outcome,  # loaded on use (`analogist add` starts without)
+        )
+
         return record_outcome(self.memory(), log_id, helped=helped, negative=negative,
                               used=used, note=note, result=result,
                               counterfactual=counterfactual, higher_is_better=higher_is_better,

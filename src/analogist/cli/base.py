@@ -338,6 +338,8 @@ def progress_bar(*, enabled: bool = True, transient: bool = True) -> Any:
     """A rich progress bar for a long command: on stderr (stdout stays the command's output,
     JSON included: the bar never redirects it), with the count, the elapsed and the remaining
     time; silent when stderr is not a terminal or ``enabled`` is False (``--no-progress``)."""
+    if not enabled or not _stderr_is_terminal():
+        return _Silent()
     # rich loads only when there is a display to draw
     from rich.console import Console
     from rich.progress import (
@@ -355,6 +357,33 @@ def progress_bar(*, enabled: bool = True, transient: bool = True) -> Any:
                     MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
                     console=console, transient=transient, redirect_stdout=False,
                     redirect_stderr=False, disable=not enabled or not console.is_terminal)
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # no stderr, or a closed one
+        return False
+
+
+class _Silent:
+    """What :func:`progress_bar` gives when there is no display: the calls of a rich
+    ``Progress`` that the commands make, doing nothing (rich is not loaded for it)."""
+
+    def __enter__(self) -> _Silent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def add_task(self, description: str, *args: Any, **kwargs: Any) -> int:
+        return 0
+
+    def update(self, task: int, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def advance(self, task: int, advance: float = 1) -> None:
+        return None
 
 
 @contextlib.contextmanager

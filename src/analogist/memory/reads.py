@@ -12,13 +12,15 @@ import builtins
 import json
 from array import array
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from analogist.index.features import surface_tokens_of_data
-from analogist.index.mac import ContentMatrix
 from analogist.memory.records import StoredEpisode, StoreError, _namespace
+
+if TYPE_CHECKING:
+    from analogist.index.mac import ContentMatrix
 
 
 class RetrievalReads:
@@ -53,6 +55,8 @@ class RetrievalReads:
         """The content counts of the episodes of ``namespace`` with row id above ``after_id``,
         in id order, streamed into a CSR matrix (one row's counts in memory at a time), with
         each row's WL fingerprint of ``depth`` (None when it has none)."""
+        from analogist.index.mac import ContentMatrix  # the stage-1 index, loaded on use
+
         ns = _namespace(namespace)
         ids = array("q")
         indptr = array("q", [0])
