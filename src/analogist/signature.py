@@ -1106,25 +1106,36 @@ def default_signature_vocabulary() -> Vocabulary:
     return _bundled_vocabulary().model_copy(deep=True)
 
 
-def _uses(sig: Signature | _Plain) -> Iterator[tuple[str, str, int]]:
-    """(field path, functor, effective arity) of every predicate use, edges included.
+_Use = tuple[int, str | None]
+"""Where a predicate is used: (relation index, None) or (causal edge index, "cause" / "edge" /
+"effect"); :func:`_use_field` writes it as a field path."""
+
+
+def _use_field(where: _Use) -> str:
+    i, slot = where
+    return f"relations[{i}]" if slot is None else f"causal_chain[{i}].{slot}"
+
+
+def _uses(sig: Signature | _Plain) -> Iterator[tuple[_Use, str, int]]:
+    """(where, functor, effective arity) of every predicate use, edges included (``where``:
+    see :data:`_Use`; the field path is written only for an error).
 
     A zero-argument atom counts as arity 1 (it compiles onto :data:`EPISODE_ENTITY`)."""
     if isinstance(sig, _Plain):
         for i, (pred, args) in enumerate(sig.relations):
-            yield f"relations[{i}]", pred, len(args)
+            yield (i, None), pred, len(args)
         nodes = sig.nodes
         for i, (c, f, edge, _sign) in enumerate(sig.edges):
-            yield f"causal_chain[{i}].cause", nodes[c][0], max(len(nodes[c][1]), 1)
-            yield f"causal_chain[{i}].edge", edge, 2
-            yield f"causal_chain[{i}].effect", nodes[f][0], max(len(nodes[f][1]), 1)
+            yield (i, "cause"), nodes[c][0], max(len(nodes[c][1]), 1)
+            yield (i, "edge"), edge, 2
+            yield (i, "effect"), nodes[f][0], max(len(nodes[f][1]), 1)
         return
     for i, a in enumerate(sig.relations):
-        yield f"relations[{i}]", a.predicate, len(a.args)
+        yield (i, None), a.predicate, len(a.args)
     for i, e in enumerate(sig.causal_chain):
-        yield f"causal_chain[{i}].cause", e.cause.predicate, max(len(e.cause.args), 1)
-        yield f"causal_chain[{i}].edge", e.edge, 2
-        yield f"causal_chain[{i}].effect", e.effect.predicate, max(len(e.effect.args), 1)
+        yield (i, "cause"), e.cause.predicate, max(len(e.cause.args), 1)
+        yield (i, "edge"), e.edge, 2
+        yield (i, "effect"), e.effect.predicate, max(len(e.effect.args), 1)
 
 
 def check_vocabulary(sig: Signature | _Plain, vocab: Vocabulary, strict: bool = False
@@ -1139,22 +1150,26 @@ def check_vocabulary(sig: Signature | _Plain, vocab: Vocabulary, strict: bool = 
     every use checks out. Returns the predicates newly proposed.
     """
     pending: dict[str, int] = {}
-    for field, name, n in _uses(sig):
-        p = vocab.get(name)
+    known = vocab.predicates  # (a name, looked up first; synonyms through vocab.get)
+    for where, name, n in _uses(sig):
+        p = known.get(name)
+        if p is None:
+            p = vocab.get(name)
         if p is None:
             if strict:
                 raise VocabularyError(
-                    f"relation {name!r} is not in vocabulary {vocab.name!r}", field=field)
+                    f"relation {name!r} is not in vocabulary {vocab.name!r}",
+                    field=_use_field(where))
             want = pending.setdefault(name, n)
             if want != n:
                 raise VocabularyError(
                     f"proposed relation {name!r} used with {n} argument(s) here and "
-                    f"{want} elsewhere", field=field)
+                    f"{want} elsewhere", field=_use_field(where))
         elif not p.accepts_arity(n):
             want_s = f"at least {max(p.arity - 1, 1)}" if p.n_ary else str(p.arity)
             raise VocabularyError(
                 f"wrong arity for {p.name!r}: expected {want_s} argument(s), got {n}",
-                field=field)
+                field=_use_field(where))
     return [vocab.propose(name, n) for name, n in pending.items()]
 
 
