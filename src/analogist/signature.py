@@ -502,6 +502,16 @@ bounded cache: a corpus has few predicates)."""
 _CANON_ATOM = re.compile(rf"({_PRED_RE})\(([A-Za-z0-9_,\-]*)\)")
 
 
+def _good_predicate(pred: str) -> bool:
+    """Whether ``pred`` is a predicate name the model accepts (remembered in
+    :data:`_GOOD_PREDICATES` when it is)."""
+    if len(pred) > MAX_NAME or _PRED_FULL.fullmatch(pred) is None:
+        return False
+    if len(_GOOD_PREDICATES) < 1 << 16:
+        _GOOD_PREDICATES.add(pred)
+    return True
+
+
 def _fast_key(x: Any, roles: dict[str, str]) -> tuple[str, tuple[str, ...]] | None:
     """(predicate, args) of an atom written as text or as a list, when the model would accept
     it unchanged and every argument is a declared role (so a valid tag); None otherwise."""
@@ -634,19 +644,20 @@ def _plain_end(x: Any, roles: dict[str, str], index: dict[_Key, int], nodes: lis
         i = memo.get(x)
         if i is not None:
             return i
-        m = _CANON_ATOM.fullmatch(x)
-        if m is not None:  # pred(A,B) without spaces: its own canonical text (_fast_key, inline)
-            pred, inner = m.groups()
-            if len(pred) > MAX_NAME:
+        # pred(A,B) without spaces, every argument a declared role: its own canonical text
+        # (what _CANON_ATOM matches, split without it: the roles are valid tags, so the text
+        # between the brackets holds only tag characters and commas)
+        pred, paren, rest = x.partition("(")
+        args: tuple[str, ...] | None = None
+        if paren and rest[-1:] == ")" and (pred in _GOOD_PREDICATES or _good_predicate(pred)):
+            args = tuple(rest[:-1].split(",")) if len(rest) > 1 else ()
+            if len(args) > MAX_ARGS:
                 return None
-            args: tuple[str, ...] = ()
-            if inner:
-                args = tuple(inner.split(","))
-                if len(args) > MAX_ARGS:
-                    return None
-                for a in args:
-                    if a not in roles:
-                        return None
+            for a in args:
+                if a not in roles:
+                    args = None  # (spaces, or an undeclared role: read as _fast_key reads it)
+                    break
+        if args is not None:
             k = (pred, args)
             name = x
         else:
