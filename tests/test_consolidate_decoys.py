@@ -13,8 +13,9 @@ from analogist.consolidate import (
     induce_schemas,
     pair_contradictions,
 )
-from analogist.judge import judge
+from analogist.judge import JudgeParams, judge
 from analogist.signature import Signature, default_signature_vocabulary, validate_signature
+from analogist.sme import SMEParams
 
 VOCAB = default_signature_vocabulary()
 MECHANISMS = ("retry-storm", "alarm-fatigue", "cascade", "deadlock", "starvation", "masking")
@@ -102,7 +103,10 @@ def test_a_reversed_edge_over_a_role_sme_leaves_unmapped_is_still_a_contradictio
     # for it; the shared tag names the same role all the same
     a = next(e.signature for e in load_casebook() if e.id == "prio-inversion-space-pathfinder")
     d = reversed_edge(a, len(a.causal_chain) - 1)
-    rep = judge(a, d, vocab=VOCAB)
+    # (the reference's SME parameters: with the judge's minimal ascension, outage ~ delayed
+    # align crosswise and the role is mapped; the judge still reports the reversal then)
+    rep = judge(a, d, vocab=VOCAB, params=JudgeParams(sme=SMEParams()))
     assert "FLIGHT_COMPUTER" not in rep.role_map
     assert pair_contradictions(a, d, dict(rep.role_map), VOCAB)
+    assert judge(a, d, vocab=VOCAB).contradictions
     assert induce_schemas([a, d], vocab=VOCAB)[0] == []
