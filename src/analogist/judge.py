@@ -86,7 +86,7 @@ class JudgeParams:
     """
 
     mechanism_threshold: float = bounded(0.5, lo=0.0, hi=1.0)
-    sme: SMEParams = field(default_factory=lambda: judge_sme_params())
+    sme: SMEParams = field(default_factory=judge_sme_params)
 
     def __post_init__(self) -> None:
         check_bounds(self)

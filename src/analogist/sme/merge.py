@@ -11,7 +11,7 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from analogist.sme.core import ASCENDED, MHArrays, choice_tables, local_score_of, push_down
+from analogist.sme.core import MHArrays, choice_tables, local_score_of, push_down
 from analogist.sme.params import SMEParams
 
 
@@ -299,9 +299,7 @@ def rescore_mapping(state: MergeState, mp: Mapping, params: SMEParams,
                         continue
                     extra.append(d)
     queue = sorted(members + extra, key=order.__getitem__, reverse=True)
-    table = (0.0, params.same_functor, params.same_function)
     lsc = H.lsc
-    score = {m: table[lsc[m]] if lsc[m] < ASCENDED else local_score_of(lsc[m], params)
-             for m in queue}
+    score = {m: local_score_of(lsc[m], params) for m in queue}
     push_down(H, params, queue, score)
     return sum(score[m] for m in queue)
